@@ -1,0 +1,120 @@
+/**
+ * openwork-tools: the tool runtime a coding agent hands to its model.
+ *
+ * Seven tools (`read`, `write`, `edit`, `grep`, `glob`, `list`, `bash`)
+ * behind a typed contract; a path boundary that no symbolic link or `..`
+ * crosses; processes that always end as a whole group; bounded output; and
+ * file-change artifacts that can be undone.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset, undoFileChanges } from "@openwork/tools";
+ *
+ * const session = await createSession({ workingDirectory: Deno.cwd() });
+ * const toolset = finalizeToolset({ session });
+ * const turn = new AbortController();
+ * const result = await toolset.call({
+ *   name: "grep",
+ *   input: { pattern: "TODO" },
+ *   callId: "call-1",
+ *   signal: turn.signal,
+ * });
+ * console.log(result.output);
+ * await undoFileChanges(session, result.artifacts);
+ * ```
+ *
+ * @module
+ */
+
+export { createSession } from "./src/session.ts";
+export type { SessionOptions } from "./src/session.ts";
+export { finalizeToolset } from "./src/finalize.ts";
+export { undoFileChanges } from "./src/artifacts/undo.ts";
+export type { UndoOutcome, UndoReport } from "./src/artifacts/undo.ts";
+
+export { defineTool } from "./src/contract/tool.ts";
+export type { AnyTool, Tool, ToolOutput, ToolSpec } from "./src/contract/tool.ts";
+export { ToolRegistry } from "./src/contract/registry.ts";
+export type {
+  ApprovalRequest,
+  CallOptions,
+  CallRequest,
+  FinalizedToolset,
+  FinalizeOptions,
+  PreparedCall,
+  ToolDefinition,
+} from "./src/contract/toolset.ts";
+export type {
+  PermissionMode,
+  PermissionProfile,
+  ToolCallContext,
+  ToolSessionContext,
+} from "./src/contract/context.ts";
+export type { CommandClassification, ToolEffect, ToolRisk } from "./src/contract/effects.ts";
+export { ERROR_CODES, isToolError, ToolError } from "./src/contract/errors.ts";
+export type { ErrorCode, ToolErrorInfo } from "./src/contract/errors.ts";
+export type {
+  Artifact,
+  DiffHunk,
+  FileChangeArtifact,
+  ProgressSink,
+  ToolProgress,
+  ToolResult,
+} from "./src/contract/result.ts";
+export type {
+  InferSchemaOutput,
+  JsonSchemaObject,
+  StandardSchemaV1,
+  StandardSchemaV1Issue,
+  StandardSchemaV1Props,
+  StandardSchemaV1Result,
+} from "./src/contract/schema.ts";
+export { toAnthropicTools, toOpenAITools } from "./src/contract/converters.ts";
+export type { AnthropicTool, OpenAITool } from "./src/contract/converters.ts";
+
+export { CheckedPath } from "./src/path/checked_path.ts";
+export type { PathAccess, PathIntent, RootKind } from "./src/path/checked_path.ts";
+
+export type {
+  AsyncFileSystem,
+  DirEntry,
+  EntryKind,
+  FileInfo,
+  ReadChunksOptions,
+  ReadFileOptions,
+} from "./src/backends/filesystem.ts";
+export type {
+  ProcessBackend,
+  ProcessExit,
+  ProcessHandle,
+  SpawnRequest,
+} from "./src/backends/process.ts";
+export type { TerminationTiming } from "./src/backends/process_group.ts";
+export { createMemoryFileSystem } from "./src/backends/memory/filesystem.ts";
+export type { MemoryFileSystem } from "./src/backends/memory/filesystem.ts";
+export { createNodeFileSystem } from "./src/backends/node/filesystem.ts";
+export { createNodeProcessBackend } from "./src/backends/node/process.ts";
+export { createDenoFileSystem } from "./src/backends/deno/filesystem.ts";
+export { createDenoProcessBackend } from "./src/backends/deno/process.ts";
+
+export { decide } from "./src/permissions/policy.ts";
+export type { PermissionDecision, PolicyDecision } from "./src/permissions/policy.ts";
+export { classifyCommand } from "./src/permissions/classifier.ts";
+
+export { builtinRegistry } from "./src/tools/mod.ts";
+export {
+  bashTool,
+  editTool,
+  globTool,
+  grepTool,
+  listTool,
+  readTool,
+  writeTool,
+} from "./src/tools/mod.ts";
+export type { BashInput, BashOutput, ProcessStatus } from "./src/tools/bash.ts";
+export type { EditInput, EditOutput } from "./src/tools/edit.ts";
+export type { GlobInput, GlobOutput } from "./src/tools/glob.ts";
+export type { GrepInput, GrepLine, GrepOutput, GrepSkipped } from "./src/tools/grep.ts";
+export type { ListEntry, ListInput, ListOutput } from "./src/tools/list.ts";
+export type { ReadInput, ReadOutput } from "./src/tools/read.ts";
+export type { WriteInput, WriteOutput } from "./src/tools/write.ts";

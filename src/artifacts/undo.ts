@@ -1,0 +1,104 @@
+/**
+ * Undo of `file_change` artifacts: newest first, each only when the file
+ * still holds exactly what the change wrote.
+ *
+ * @module
+ */
+import type { ToolSessionContext } from "../contract/context.ts";
+import { ToolError } from "../contract/errors.ts";
+import type { Artifact, FileChangeArtifact } from "../contract/result.ts";
+import { withPathLock } from "../path/mod.ts";
+import { sha256Hex } from "../tools/shared/file_change.ts";
+import { MAX_TEXT_BYTES } from "../tools/shared/text.ts";
+
+/** What happened to one change. */
+export interface UndoOutcome {
+  /** The change's id. */
+  readonly changeId: string;
+  /** The file, relative to the working directory. */
+  readonly path: string;
+  /** `undone`; `already_undone`; `conflict` (the file changed since; nothing written); or `failed`. */
+  readonly status: "undone" | "already_undone" | "conflict" | "failed";
+  /** What was found, for `conflict` and `failed`. */
+  readonly message?: string;
+}
+
+/** The report of {@link undoFileChanges}. */
+export interface UndoReport {
+  /** One outcome per change, in the order they were undone (newest first). */
+  readonly outcomes: readonly UndoOutcome[];
+  /** The artifacts as given, with `undone: true` on each change that is now undone. */
+  readonly artifacts: readonly Artifact[];
+  /** Whether every change is undone. */
+  readonly ok: boolean;
+}
+
+async function undoOne(
+  session: ToolSessionContext,
+  change: FileChangeArtifact,
+): Promise<UndoOutcome> {
+  const base = { changeId: change.changeId, path: change.path };
+  if (change.undone) return { ...base, status: "already_undone" };
+  try {
+    const path = await session.resolvePath(change.path, "write", "may_create");
+    return await withPathLock(path, async () => {
+      const current = path.existed
+        ? await session.filesystem.readFile(path, { maxBytes: MAX_TEXT_BYTES + 1 }).catch(() =>
+          null
+        )
+        : null;
+      if (current === null || await sha256Hex(current) !== change.sha256After) {
+        const message = current === null
+          ? `${change.path} no longer exists; nothing was restored.`
+          : `${change.path} changed after this change was made; nothing was overwritten.`;
+        return { ...base, status: "conflict" as const, message };
+      }
+      if (change.priorContent === null) await session.filesystem.remove(path);
+      else {await session.filesystem.writeFileAtomic(
+          path,
+          new TextEncoder().encode(change.priorContent),
+        );}
+      return { ...base, status: "undone" as const };
+    });
+  } catch (error) {
+    const message = error instanceof ToolError ? `${error.code}: ${error.message}` : String(error);
+    return { ...base, status: "failed", message };
+  }
+}
+
+/**
+ * Undoes file changes in reverse order. Each is restored only when the file's
+ * current SHA-256 equals the change's `sha256After`; otherwise it is a
+ * `conflict` and nothing is written. Create-then-edit undone deletes the file.
+ * Never throws for a file-level failure.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset, undoFileChanges } from "@openwork/tools";
+ * const session = await createSession({ workingDirectory: Deno.cwd() });
+ * const toolset = finalizeToolset({ session });
+ * const result = await toolset.call({ name: "write", input: { path: "tmp.txt", content: "x" }, callId: "1" });
+ * const report = await undoFileChanges(session, result.artifacts);
+ * console.log(report.ok);
+ * ```
+ */
+export async function undoFileChanges(
+  session: ToolSessionContext,
+  artifacts: readonly Artifact[],
+): Promise<UndoReport> {
+  const outcomes: UndoOutcome[] = [];
+  const undone = new Set<string>();
+  for (const artifact of [...artifacts].reverse()) {
+    if (artifact.kind !== "file_change") continue;
+    const outcome = await undoOne(session, artifact);
+    outcomes.push(outcome);
+    if (outcome.status === "undone" || outcome.status === "already_undone") {
+      undone.add(artifact.changeId);
+    }
+  }
+  return {
+    outcomes,
+    artifacts: artifacts.map((a) => (undone.has(a.changeId) ? { ...a, undone: true } : a)),
+    ok: outcomes.every((o) => o.status === "undone" || o.status === "already_undone"),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The Deno backend of {@link ProcessBackend}, on `Deno.Command` with
+ * `detached: true`, which starts each process in a new session and group.
+ *
+ * @module
+ */
+import type { ProcessBackend, ProcessExit } from "../process.ts";
+import { unwrapCheckedPath } from "../../path/checked_path.ts";
+import { ToolError } from "../../contract/errors.ts";
+import { codeOfRuntimeError } from "../errors.ts";
+import { OwnedGroups, ownedHandle } from "../process_group.ts";
+import type { GroupSignal, GroupSignaller, TerminationTiming } from "../process_group.ts";
+
+/**
+ * Signals through bash's `kill` builtin. Deno.kill needs unrestricted
+ * `--allow-run`; a host that grants only `--allow-run=bash` still gets a
+ * working termination path this way.
+ */
+async function signalThroughBash(pgid: number, signal: GroupSignal): Promise<boolean> {
+  const flag = signal === "probe" ? "-0" : `-${signal.slice(3)}`;
+  try {
+    const { code } = await new Deno.Command("bash", {
+      args: ["-c", 'kill "$1" -- "-$2"', "kill", flag, String(pgid)],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return code === 0;
+  } catch {
+    return true;
+  }
+}
+
+let killCapable = true;
+
+const signalGroup: GroupSignaller = (pgid, signal) => {
+  if (!killCapable) return signalThroughBash(pgid, signal);
+  try {
+    // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
+    // wakes a stopped member so that a pending SIGTERM can take effect.
+    Deno.kill(-pgid, signal === "probe" ? "SIGCONT" : signal);
+    return Promise.resolve(true);
+  } catch (error) {
+    const { name, code } = error as { name?: string; code?: string };
+    if (name === "NotCapable") {
+      killCapable = false;
+      return signalThroughBash(pgid, signal);
+    }
+    return Promise.resolve(!(code === "ESRCH" || name === "NotFound"));
+  }
+};
+
+/**
+ * Makes the Deno process backend.
+ *
+ * @example
+ * ```ts
+ * import { createDenoProcessBackend } from "@openwork/tools";
+ * const processes = createDenoProcessBackend({ graceMs: 500 });
+ * ```
+ */
+export function createDenoProcessBackend(timing: TerminationTiming = {}): ProcessBackend {
+  const owned = new OwnedGroups();
+  return {
+    get owned() {
+      return owned.size;
+    },
+    shutdown: () => owned.shutdown(),
+    spawn(request) {
+      let child: Deno.ChildProcess;
+      try {
+        child = new Deno.Command(request.command, {
+          args: [...request.args],
+          cwd: unwrapCheckedPath(request.cwd),
+          env: { ...request.env },
+          clearEnv: true,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+          detached: true,
+        }).spawn();
+      } catch (error) {
+        const code = codeOfRuntimeError(error) === "runtime_permission_denied"
+          ? "runtime_permission_denied"
+          : "spawn_failed";
+        const message = error instanceof Error ? error.message : String(error);
+        return Promise.reject(
+          new ToolError(code, `Could not start ${request.command}: ${message}`, { cause: error }),
+        );
+      }
+      const exited = child.status.then((status): ProcessExit => ({
+        code: status.signal === null ? status.code : null,
+        signal: status.signal,
+      }));
+      return Promise.resolve(ownedHandle(
+        owned,
+        {
+          pid: child.pid,
+          stdout: child.stdout,
+          stderr: child.stderr,
+          exited,
+        },
+        signalGroup,
+        timing,
+      ));
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * The file-system backend interface. Every operation on content takes a
+ * {@link CheckedPath}; the two string methods are the resolver's primitives.
+ *
+ * @module
+ */
+import type { CheckedPath } from "../path/checked_path.ts";
+
+/** What a directory entry is. Symbolic links are reported, not followed. */
+export type EntryKind = "file" | "directory" | "symlink" | "other";
+
+/** Metadata of one file-system object. */
+export interface FileInfo {
+  /** What the object is. */
+  readonly kind: EntryKind;
+  /** Size in bytes. */
+  readonly size: number;
+  /** Permission bits, where the backend knows them. */
+  readonly mode: number | null;
+  /** Last modification time in epoch milliseconds, where known. */
+  readonly mtimeMs: number | null;
+}
+
+/** One entry of a directory listing. */
+export interface DirEntry {
+  /** The entry's name (one path segment). */
+  readonly name: string;
+  /** What the entry is, without following symbolic links. */
+  readonly kind: EntryKind;
+}
+
+/** Options for reading a whole file. */
+export interface ReadFileOptions {
+  /** Larger files fail with `too_large` before any byte is read. */
+  readonly maxBytes: number;
+  /** Aborts the read. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options for streaming a file. */
+export interface ReadChunksOptions {
+  /** Bytes per chunk (default 64 KiB). */
+  readonly chunkSize?: number;
+  /** Aborts the stream between chunks. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The asynchronous file system the tools use. Implementations: Deno, Node and
+ * in-memory. Failures are thrown as `ToolError`s with codes from the closed set.
+ */
+export interface AsyncFileSystem {
+  /** Resolver primitive: the canonical path, following every symbolic link. */
+  realPath(path: string): Promise<string>;
+  /** Resolver primitive: metadata without following a final symbolic link. */
+  lstat(path: string): Promise<FileInfo>;
+  /** Metadata of a checked path (the checked path is already real). */
+  stat(path: CheckedPath): Promise<FileInfo>;
+  /** The entries of a directory, in no particular order. */
+  readDir(path: CheckedPath): Promise<DirEntry[]>;
+  /** A whole regular file; non-regular files are never opened. */
+  readFile(path: CheckedPath, options: ReadFileOptions): Promise<Uint8Array>;
+  /** A regular file as a stream of chunks; non-regular files are never opened. */
+  readChunks(path: CheckedPath, options?: ReadChunksOptions): AsyncIterable<Uint8Array>;
+  /**
+   * Writes a whole file atomically: a temporary file in the same (checked)
+   * parent, then a rename. An overwritten file keeps its permission bits.
+   */
+  writeFileAtomic(path: CheckedPath, data: Uint8Array): Promise<void>;
+  /** Creates one directory level (its parent must exist). */
+  mkdir(path: CheckedPath): Promise<void>;
+  /** Removes a file. */
+  remove(path: CheckedPath): Promise<void>;
+}

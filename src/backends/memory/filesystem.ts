@@ -1,0 +1,271 @@
+/**
+ * An in-memory {@link AsyncFileSystem} with real symbolic-link semantics, for
+ * unit tests and for hosts that test their agents without touching a disk.
+ *
+ * @module
+ */
+import type { AsyncFileSystem, DirEntry, EntryKind, FileInfo } from "../filesystem.ts";
+import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
+import { ToolError } from "../../contract/errors.ts";
+import type { ErrorCode } from "../../contract/errors.ts";
+
+type MemoryNode =
+  | { type: "directory"; children: Map<string, MemoryNode>; mode: number; mtimeMs: number }
+  | { type: "file"; data: Uint8Array; mode: number; mtimeMs: number }
+  | { type: "symlink"; target: string; mtimeMs: number }
+  | { type: "other"; mtimeMs: number };
+
+const MAX_LINK_HOPS = 40;
+
+/** The setup helpers of the in-memory file system, beyond {@link AsyncFileSystem}. */
+export interface MemoryFileSystem extends AsyncFileSystem {
+  /** Writes a text or byte file, creating missing parent directories. */
+  writeFile(path: string, content: string | Uint8Array, mode?: number): void;
+  /** Creates a directory and its missing parents. */
+  mkdirp(path: string): void;
+  /** Creates a symbolic link at `path` pointing to `target`. */
+  symlink(target: string, path: string): void;
+  /** Creates a FIFO-like non-regular entry. */
+  mkfifo(path: string): void;
+  /** A file's bytes as text, following links; `null` when it does not exist. */
+  readText(path: string): string | null;
+  /** A file's permission bits, following links. */
+  modeOf(path: string): number | null;
+}
+
+function fail(code: ErrorCode, message: string): never {
+  throw new ToolError(code, message);
+}
+
+function segmentsOf(path: string): string[] {
+  if (!path.startsWith("/")) {
+    fail("invalid_path", `The in-memory file system needs absolute paths, got ${path}.`);
+  }
+  return path.split("/").filter((s) => s !== "");
+}
+
+function kindOf(node: MemoryNode): EntryKind {
+  return node.type === "other" ? "other" : node.type;
+}
+
+/**
+ * Makes an empty in-memory file system, with `/` as its only directory.
+ *
+ * @example
+ * ```ts
+ * import { createMemoryFileSystem } from "@openwork/tools";
+ * const filesystem = createMemoryFileSystem();
+ * filesystem.writeFile("/repo/a.txt", "hello\n");
+ * console.log(filesystem.readText("/repo/a.txt")); // "hello\n"
+ * ```
+ */
+export function createMemoryFileSystem(): MemoryFileSystem {
+  const root: MemoryNode = {
+    type: "directory",
+    children: new Map(),
+    mode: 0o755,
+    mtimeMs: Date.now(),
+  };
+
+  // Walks `path` as the kernel would: links in the middle are always
+  // followed, the last one only when `followLast`.
+  function walk(path: string, followLast: boolean): { node: MemoryNode; real: string[] } {
+    const pending = segmentsOf(path);
+    let real: string[] = [];
+    let stack: MemoryNode[] = [root];
+    let hops = 0;
+    while (pending.length > 0) {
+      const segment = pending.shift()!;
+      const current = stack[stack.length - 1];
+      if (segment === ".") continue;
+      if (segment === "..") {
+        if (stack.length > 1) {
+          stack = stack.slice(0, -1);
+          real = real.slice(0, -1);
+        }
+        continue;
+      }
+      if (current.type !== "directory") {
+        fail("not_a_directory", `${"/" + real.join("/")} is not a directory.`);
+      }
+      const next = current.children.get(segment);
+      if (next === undefined) fail("not_found", `/${[...real, segment].join("/")} does not exist.`);
+      if (next.type === "symlink" && (pending.length > 0 || followLast)) {
+        if (++hops > MAX_LINK_HOPS) {
+          fail("invalid_path", `Too many levels of symbolic links in ${path}.`);
+        }
+        const target = segmentsOf(
+          next.target.startsWith("/") ? next.target : "/" + [...real, next.target].join("/"),
+        );
+        pending.unshift(...target);
+        real = [];
+        stack = [root];
+        continue;
+      }
+      stack = [...stack, next];
+      real = [...real, segment];
+    }
+    return { node: stack[stack.length - 1], real };
+  }
+
+  function parentOf(
+    path: string,
+  ): { parent: Extract<MemoryNode, { type: "directory" }>; name: string } {
+    const segments = segmentsOf(path);
+    const name = segments.pop();
+    if (name === undefined) fail("invalid_path", "The root has no parent.");
+    const { node } = walk("/" + segments.join("/"), true);
+    if (node.type !== "directory") {
+      fail("not_a_directory", `The parent of ${path} is not a directory.`);
+    }
+    return { parent: node, name };
+  }
+
+  function regular(path: CheckedPath): Extract<MemoryNode, { type: "file" }> {
+    const { node } = walk(unwrapCheckedPath(path), true);
+    if (node.type === "directory") fail("is_directory", `${path.display} is a directory.`);
+    if (node.type !== "file") {
+      fail("not_a_regular_file", `${path.display} is not a regular file; it is not opened.`);
+    }
+    return node;
+  }
+
+  function info(node: MemoryNode): FileInfo {
+    return {
+      kind: kindOf(node),
+      size: node.type === "file" ? node.data.length : 0,
+      mode: node.type === "file" || node.type === "directory" ? node.mode : null,
+      mtimeMs: node.mtimeMs,
+    };
+  }
+
+  function mkdirp(path: string): void {
+    let current = "";
+    for (const segment of segmentsOf(path)) {
+      current += "/" + segment;
+      const { parent, name } = parentOf(current);
+      const existing = parent.children.get(name);
+      if (existing === undefined) {
+        parent.children.set(name, {
+          type: "directory",
+          children: new Map(),
+          mode: 0o755,
+          mtimeMs: Date.now(),
+        });
+      } else if (walk(current, true).node.type !== "directory") {
+        fail("not_a_directory", `${current} is not a directory.`);
+      }
+    }
+  }
+
+  function setEntry(path: string, node: MemoryNode): void {
+    const segments = segmentsOf(path);
+    mkdirp("/" + segments.slice(0, -1).join("/"));
+    const { parent, name } = parentOf(path);
+    parent.children.set(name, node);
+  }
+
+  const encoder = new TextEncoder();
+
+  return {
+    realPath(path) {
+      return Promise.resolve().then(() => "/" + walk(path, true).real.join("/"));
+    },
+    lstat(path) {
+      return Promise.resolve().then(() => info(walk(path, false).node));
+    },
+    stat(path) {
+      return Promise.resolve().then(() => info(walk(unwrapCheckedPath(path), true).node));
+    },
+    readDir(path) {
+      return Promise.resolve().then(() => {
+        const { node } = walk(unwrapCheckedPath(path), true);
+        if (node.type !== "directory") {
+          fail("not_a_directory", `${path.display} is not a directory.`);
+        }
+        return [...node.children].map(([name, child]): DirEntry => ({ name, kind: kindOf(child) }));
+      });
+    },
+    readFile(path, options) {
+      return Promise.resolve().then(() => {
+        const node = regular(path);
+        if (node.data.length > options.maxBytes) {
+          fail(
+            "too_large",
+            `${path.display} has ${node.data.length} bytes, over the cap of ${options.maxBytes}.`,
+          );
+        }
+        options.signal?.throwIfAborted();
+        return node.data.slice();
+      });
+    },
+    async *readChunks(path, options = {}) {
+      await Promise.resolve();
+      const data = regular(path).data.slice();
+      const size = options.chunkSize ?? 65536;
+      for (let at = 0; at < data.length; at += size) {
+        options.signal?.throwIfAborted();
+        yield data.subarray(at, at + size);
+        await Promise.resolve();
+      }
+    },
+    writeFileAtomic(path, data) {
+      return Promise.resolve().then(() => {
+        const real = unwrapCheckedPath(path);
+        const { parent, name } = parentOf(real);
+        const existing = parent.children.get(name);
+        if (existing?.type === "directory") fail("is_directory", `${path.display} is a directory.`);
+        const mode = existing?.type === "file" ? existing.mode : 0o644;
+        parent.children.set(name, { type: "file", data: data.slice(), mode, mtimeMs: Date.now() });
+      });
+    },
+    mkdir(path) {
+      return Promise.resolve().then(() => {
+        const { parent, name } = parentOf(unwrapCheckedPath(path));
+        if (parent.children.has(name)) fail("already_exists", `${path.display} already exists.`);
+        parent.children.set(name, {
+          type: "directory",
+          children: new Map(),
+          mode: 0o755,
+          mtimeMs: Date.now(),
+        });
+      });
+    },
+    remove(path) {
+      return Promise.resolve().then(() => {
+        const { parent, name } = parentOf(unwrapCheckedPath(path));
+        const existing = parent.children.get(name);
+        if (existing === undefined) fail("not_found", `${path.display} does not exist.`);
+        if (existing.type === "directory") fail("is_directory", `${path.display} is a directory.`);
+        parent.children.delete(name);
+      });
+    },
+    writeFile(path, content, mode = 0o644) {
+      const data = typeof content === "string" ? encoder.encode(content) : content.slice();
+      setEntry(path, { type: "file", data, mode, mtimeMs: Date.now() });
+    },
+    mkdirp,
+    symlink(target, path) {
+      setEntry(path, { type: "symlink", target, mtimeMs: Date.now() });
+    },
+    mkfifo(path) {
+      setEntry(path, { type: "other", mtimeMs: Date.now() });
+    },
+    readText(path) {
+      try {
+        const { node } = walk(path, true);
+        return node.type === "file" ? new TextDecoder().decode(node.data) : null;
+      } catch {
+        return null;
+      }
+    },
+    modeOf(path) {
+      try {
+        const { node } = walk(path, true);
+        return node.type === "file" || node.type === "directory" ? node.mode : null;
+      } catch {
+        return null;
+      }
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The process backend interface: every process runs in a process group of
+ * its own, and the backend owns it until its whole group is confirmed gone.
+ *
+ * @module
+ */
+import type { CheckedPath } from "../path/checked_path.ts";
+
+/** What to start. */
+export interface SpawnRequest {
+  /** The program, e.g. `bash`. */
+  readonly command: string;
+  /** Its arguments. */
+  readonly args: readonly string[];
+  /** The checked directory it runs in. */
+  readonly cwd: CheckedPath;
+  /** The whole environment of the process (nothing is inherited besides it). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** How the group leader ended. */
+export interface ProcessExit {
+  /** Its exit code, or `null` when a signal ended it. */
+  readonly code: number | null;
+  /** The signal that ended it, or `null`. */
+  readonly signal: string | null;
+}
+
+/** A started process; stdin is closed, stdout and stderr are piped. */
+export interface ProcessHandle {
+  /** The leader's pid, which is also its process-group id. */
+  readonly pid: number;
+  /** The leader's standard output. */
+  readonly stdout: ReadableStream<Uint8Array>;
+  /** The leader's standard error. */
+  readonly stderr: ReadableStream<Uint8Array>;
+  /** Settles when the leader exits. */
+  readonly exited: Promise<ProcessExit>;
+  /**
+   * The one termination path, for timeout, cancel and clean-up alike: signal
+   * the whole group (SIGTERM, a grace period, then SIGKILL) and wait until it
+   * is gone. Resolves `true` once confirmed; `false` when it could not be
+   * confirmed, in which case the backend keeps the handle.
+   */
+  terminate(): Promise<boolean>;
+}
+
+/** Starts processes and owns every one until its group is confirmed gone. */
+export interface ProcessBackend {
+  /** Starts a process in a new process group; throws `spawn_failed` when it cannot. */
+  spawn(request: SpawnRequest): Promise<ProcessHandle>;
+  /** How many process groups the backend still owns. */
+  readonly owned: number;
+  /** Terminates every group it still owns; resolves `true` when all are confirmed gone. */
+  shutdown(): Promise<boolean>;
+}

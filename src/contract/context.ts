@@ -1,0 +1,56 @@
+/**
+ * The two context layers: {@link ToolSessionContext} lives as long as a
+ * session, {@link ToolCallContext} as long as one call.
+ *
+ * @module
+ */
+import type { AsyncFileSystem } from "../backends/filesystem.ts";
+import type { ProcessBackend } from "../backends/process.ts";
+import type { CheckedPath, PathAccess, PathIntent } from "../path/checked_path.ts";
+import type { ProgressSink } from "./result.ts";
+
+/** The three permission modes. */
+export type PermissionMode = "default" | "acceptEdits" | "plan";
+
+/** The session's permission profile. */
+export interface PermissionProfile {
+  /**
+   * `default`: reads run, the rest asks; `acceptEdits`: file edits and the
+   * file-system command gate run too; `plan`: read-only, `write` and `edit`
+   * are neither advertised nor callable.
+   */
+  readonly mode: PermissionMode;
+}
+
+/**
+ * What every call of a session shares. It holds no turn signal, call id,
+ * pending permission request, chat state or host object.
+ */
+export interface ToolSessionContext {
+  /** The canonical working directory (readable and writable). */
+  readonly workingDirectory: string;
+  /** The canonical user skill root (read-only), or `null`. */
+  readonly skillRoot: string | null;
+  /** The permission profile. */
+  readonly permissions: PermissionProfile;
+  /** The environment processes run with. */
+  readonly environment: Readonly<Record<string, string>>;
+  /** The file-system backend. */
+  readonly filesystem: AsyncFileSystem;
+  /** The process backend. */
+  readonly processes: ProcessBackend;
+  /** The one entry to a {@link CheckedPath}: see the resolver's rules. */
+  resolvePath(input: string, access: PathAccess, intent: PathIntent): Promise<CheckedPath>;
+}
+
+/** What one call carries. */
+export interface ToolCallContext {
+  /** The call's id, as the host or model gave it. */
+  readonly callId: string;
+  /** Aborts this call; derived from the turn's signal and the deadline. */
+  readonly signal: AbortSignal;
+  /** Epoch milliseconds after which the call is stopped, if any. */
+  readonly deadline?: number;
+  /** Receives best-effort progress events, if given. */
+  readonly progress?: ProgressSink;
+}

@@ -1,0 +1,232 @@
+/**
+ * The {@link FinalizedToolset}: where registry, selection, session and calls
+ * meet. Its definitions and its dispatch are built from the same selected
+ * entries and frozen; nothing can be added, removed or replaced afterwards.
+ *
+ * @module
+ */
+import type { ToolCallContext, ToolSessionContext } from "./context.ts";
+import type { ToolEffect, ToolRisk } from "./effects.ts";
+import type { ToolErrorInfo } from "./errors.ts";
+import type { ProgressSink, ToolResult } from "./result.ts";
+import type { JsonSchemaObject } from "./schema.ts";
+import type { AnyTool } from "./tool.ts";
+import { deepFreeze } from "./tool.ts";
+import { failedResult, parseInput, runTool } from "./registry.ts";
+import type { ToolRegistry } from "./registry.ts";
+import { toToolError } from "../backends/errors.ts";
+import { decide } from "../permissions/policy.ts";
+import type { PolicyDecision } from "../permissions/policy.ts";
+
+/** What a model is told about one tool. */
+export interface ToolDefinition {
+  /** The model-facing name. */
+  readonly name: string;
+  /** What the tool does. */
+  readonly description: string;
+  /** The JSON Schema of its input. */
+  readonly inputSchema: JsonSchemaObject;
+}
+
+/** A validated call whose effects are known, ready for the host's decision. */
+export type PreparedCall =
+  | {
+    /** Validation and path resolution passed. */
+    readonly ok: true;
+    /** The tool's name. */
+    readonly name: string;
+    /** The tool's stable id. */
+    readonly toolId: string;
+    /** The tool's risk class. */
+    readonly risk: ToolRisk;
+    /** The validated input. */
+    readonly input: unknown;
+    /** What the call would do. */
+    readonly effects: readonly ToolEffect[];
+  }
+  | {
+    /** The call cannot run as given. */
+    readonly ok: false;
+    /** The tool's name as asked. */
+    readonly name: string;
+    /** The tool's stable id, or empty when the name is unknown. */
+    readonly toolId: string;
+    /** Why it cannot run. */
+    readonly error: ToolErrorInfo;
+  };
+
+/** The per-call part a host passes to {@link FinalizedToolset.execute}. */
+export interface CallOptions {
+  /** The call's id. */
+  readonly callId: string;
+  /** The turn's signal: aborting it cancels every active call. */
+  readonly signal?: AbortSignal;
+  /** Epoch milliseconds after which the call is stopped. */
+  readonly deadline?: number;
+  /** Receives progress events. */
+  readonly progress?: ProgressSink;
+}
+
+/** What the person is asked when the policy says ask. */
+export interface ApprovalRequest {
+  /** The prepared call. */
+  readonly prepared: Extract<PreparedCall, { ok: true }>;
+  /** The policy's verdict (always `ask` here). */
+  readonly verdict: PolicyDecision;
+}
+
+/** A whole call: name, raw input, and the per-call options. */
+export interface CallRequest extends CallOptions {
+  /** The tool's model-facing name. */
+  readonly name: string;
+  /** The raw JSON input the model sent. */
+  readonly input: unknown;
+  /**
+   * When given, the reference policy decides the call and `ask` verdicts go
+   * to this function; `deny`, or a `false` answer, gives a `denied` result.
+   * Without it the host owns the user decision (see `prepare`/`execute`).
+   */
+  readonly approve?: (request: ApprovalRequest) => Promise<boolean>;
+}
+
+/** A frozen toolset bound to a session. */
+export interface FinalizedToolset {
+  /** What the model is told, in a stable order; frozen. */
+  readonly definitions: readonly ToolDefinition[];
+  /** The session the toolset is bound to. */
+  readonly session: ToolSessionContext;
+  /** Validates a call and resolves its effects, without running it. */
+  prepare(name: string, input: unknown): Promise<PreparedCall>;
+  /** Runs a prepared call; every path is resolved again at execution. */
+  execute(prepared: PreparedCall, options: CallOptions): Promise<ToolResult>;
+  /** Prepares and executes in one step. */
+  call(request: CallRequest): Promise<ToolResult>;
+}
+
+/** Options of {@link finalizeToolset}. */
+export interface FinalizeOptions {
+  /** The session to bind. */
+  readonly session: ToolSessionContext;
+  /** Names to offer (default: every tool the registry knows). Order does not matter. */
+  readonly select?: readonly string[];
+  /** The registry to select from (default: the built-in seven). */
+  readonly registry?: ToolRegistry;
+}
+
+/** Whether the permission mode hides a tool entirely. */
+function hiddenByMode(session: ToolSessionContext, tool: AnyTool): boolean {
+  return session.permissions.mode === "plan" && tool.risk === "write";
+}
+
+function callSignal(options: CallOptions): AbortSignal {
+  const signals = [options.signal ?? new AbortController().signal];
+  if (options.deadline !== undefined) {
+    signals.push(AbortSignal.timeout(Math.max(0, options.deadline - Date.now())));
+  }
+  return signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+}
+
+/** Builds a frozen toolset from `registry`'s selected tools. Used by `finalizeToolset`. */
+export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): FinalizedToolset {
+  const { session } = options;
+  const known = registry.tools;
+  for (const name of options.select ?? []) {
+    if (!known.some((t) => t.name === name)) {
+      throw new TypeError(
+        `finalizeToolset: no tool named ${name}; known: ${registry.names.join(", ")}.`,
+      );
+    }
+  }
+  const selected = known.filter((tool) =>
+    (options.select === undefined || options.select.includes(tool.name)) &&
+    !hiddenByMode(session, tool)
+  );
+  const dispatch = new Map(selected.map((tool) => [tool.name, tool]));
+  const definitions = deepFreeze(selected.map((tool): ToolDefinition => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+  })));
+  const issued = new WeakSet<PreparedCall>();
+
+  async function prepare(name: string, raw: unknown): Promise<PreparedCall> {
+    const tool = dispatch.get(name);
+    let prepared: PreparedCall;
+    if (tool === undefined) {
+      const names = [...dispatch.keys()].join(", ");
+      const message = `There is no tool named ${name}; available: ${names}.`;
+      prepared = { ok: false, name, toolId: "", error: { code: "unknown_tool", message } };
+    } else {
+      const parsed = await parseInput(tool, raw);
+      if (!parsed.ok) {
+        prepared = { ok: false, name, toolId: tool.id, error: parsed.error };
+      } else {
+        try {
+          const effects = await tool.effects(parsed.input, session);
+          prepared = {
+            ok: true,
+            name,
+            toolId: tool.id,
+            risk: tool.risk,
+            input: parsed.input,
+            effects,
+          };
+        } catch (error) {
+          const { code, message } = toToolError(error, "prepare", name);
+          prepared = { ok: false, name, toolId: tool.id, error: { code, message } };
+        }
+      }
+    }
+    deepFreeze(prepared);
+    issued.add(prepared);
+    return prepared;
+  }
+
+  function execute(prepared: PreparedCall, options: CallOptions): Promise<ToolResult> {
+    const base = { callId: options.callId, toolId: prepared.toolId, name: prepared.name };
+    if (!issued.has(prepared)) {
+      const message = "execute() takes only a PreparedCall made by this toolset's prepare().";
+      return Promise.resolve(failedResult(base, { code: "invalid_input", message }));
+    }
+    if (!prepared.ok) return Promise.resolve(failedResult(base, prepared.error));
+    const tool = dispatch.get(prepared.name)!;
+    if (
+      session.permissions.mode === "plan" &&
+      decide(session.permissions, prepared.effects).decision === "deny"
+    ) {
+      const message =
+        "Plan mode is read-only: this call would change files or run a command not proven read-only.";
+      return Promise.resolve(failedResult(base, { code: "denied", message }));
+    }
+    const call: ToolCallContext = {
+      callId: options.callId,
+      signal: callSignal(options),
+      ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
+      ...(options.progress === undefined ? {} : { progress: options.progress }),
+    };
+    return runTool(tool, prepared.input, session, call);
+  }
+
+  async function call(request: CallRequest): Promise<ToolResult> {
+    const prepared = await prepare(request.name, request.input);
+    if (prepared.ok && request.approve !== undefined) {
+      const verdict = decide(session.permissions, prepared.effects);
+      const base = { callId: request.callId, toolId: prepared.toolId, name: prepared.name };
+      if (verdict.decision === "deny") {
+        return failedResult(base, {
+          code: "denied",
+          message: `The policy denies this call (${verdict.source}).`,
+        });
+      }
+      if (verdict.decision === "ask" && !(await request.approve({ prepared, verdict }))) {
+        return failedResult(base, {
+          code: "denied",
+          message: "The person declined this call; do not retry it as is.",
+        });
+      }
+    }
+    return execute(prepared, request);
+  }
+
+  return Object.freeze({ definitions, session, prepare, execute, call });
+}

@@ -1,0 +1,17 @@
+/**
+ * The path boundary: checked paths and the resolver. Tools import from here;
+ * only backends import `checked_path.ts` to unwrap a path.
+ *
+ * @module
+ */
+export { CheckedPath } from "./checked_path.ts";
+export type { PathAccess, PathIntent, RootKind } from "./checked_path.ts";
+export {
+  checkedChild,
+  isWithin,
+  MAX_PATH_LENGTH,
+  MAX_SEGMENT_BYTES,
+  resolvePath,
+} from "./resolver.ts";
+export type { SessionRoots } from "./resolver.ts";
+export { withPathLock } from "./lock.ts";

@@ -1,0 +1,205 @@
+/**
+ * The one entry every file tool goes through: turn a model-given path into a
+ * {@link CheckedPath}, or refuse it with a clear error.
+ *
+ * @module
+ */
+import { isAbsolute, posix } from "node:path";
+import { ToolError } from "../contract/errors.ts";
+import type { AsyncFileSystem, EntryKind } from "../backends/filesystem.ts";
+import {
+  type CheckedPath,
+  mintCheckedPath,
+  rootOfCheckedPath,
+  unwrapCheckedPath,
+} from "./checked_path.ts";
+import type { PathAccess, PathIntent, RootKind } from "./checked_path.ts";
+
+/** Longest accepted path, in UTF-16 code units (PATH_MAX on Linux). */
+export const MAX_PATH_LENGTH = 4096;
+/** Longest accepted path segment, in bytes (NAME_MAX on Linux). */
+export const MAX_SEGMENT_BYTES = 255;
+
+/** The roots a session allows, as given and as canonicalized at session start. */
+export interface SessionRoots {
+  /** The working directory, canonical. Readable and writable. */
+  readonly workingDirectory: string;
+  /** The user skill root, canonical, or `null`. Readable only. */
+  readonly skillRoot: string | null;
+  /** Directory names inside the working directory that refuse writes. */
+  readonly protectedNames: readonly string[];
+}
+
+/** Whether `path` is `root` or lies below it, compared by whole segments. */
+export function isWithin(root: string, path: string): boolean {
+  if (path === root) return true;
+  const prefix = root.endsWith("/") ? root : root + "/";
+  return path.startsWith(prefix);
+}
+
+function validateInput(input: string): void {
+  if (typeof input !== "string" || input.length === 0) {
+    throw new ToolError(
+      "invalid_path",
+      "The path is empty; give a file path relative to the working directory.",
+    );
+  }
+  if (input.includes("\0")) {
+    throw new ToolError("invalid_path", "The path holds a NUL byte; remove it.");
+  }
+  if (input.length > MAX_PATH_LENGTH) {
+    throw new ToolError("invalid_path", `The path is longer than ${MAX_PATH_LENGTH} characters.`);
+  }
+  const encoder = new TextEncoder();
+  for (const segment of input.split("/")) {
+    if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) {
+      throw new ToolError(
+        "invalid_path",
+        `A path segment is longer than ${MAX_SEGMENT_BYTES} bytes.`,
+      );
+    }
+  }
+}
+
+function displayOf(root: string, real: string, kind: RootKind): string {
+  const relative = posix.relative(root, real);
+  if (kind === "skill_root") return real;
+  return relative === "" ? "." : relative;
+}
+
+async function canonicalRoot(filesystem: AsyncFileSystem, root: string): Promise<string> {
+  try {
+    return await filesystem.realPath(root);
+  } catch {
+    return root;
+  }
+}
+
+async function existingPrefix(
+  filesystem: AsyncFileSystem,
+  joined: string,
+  input: string,
+): Promise<{ real: string; missing: string[] }> {
+  try {
+    return { real: await filesystem.realPath(joined), missing: [] };
+  } catch (error) {
+    if (!(error instanceof ToolError) || error.code !== "not_found") throw error;
+  }
+  const segments = joined.split("/").filter((s) => s !== "" && s !== ".");
+  for (let keep = segments.length - 1; keep >= 0; keep--) {
+    const prefix = "/" + segments.slice(0, keep).join("/");
+    let real: string;
+    try {
+      real = await filesystem.realPath(prefix);
+    } catch (error) {
+      if (error instanceof ToolError && error.code === "not_found") continue;
+      throw error;
+    }
+    const missing = segments.slice(keep);
+    if (missing.includes("..")) {
+      throw new ToolError(
+        "invalid_path",
+        `${input} climbs with '..' through a directory that does not exist.`,
+      );
+    }
+    // realPath failed on the next segment, yet lstat may find it: a link whose target is missing.
+    const first = await filesystem.lstat(posix.join(real, missing[0])).catch(() => null);
+    if (first !== null) {
+      throw new ToolError(
+        "invalid_path",
+        `${input} goes through a symbolic link whose target does not exist; give the real path.`,
+      );
+    }
+    return { real, missing };
+  }
+  throw new ToolError("not_found", `${input} does not exist.`);
+}
+
+/**
+ * Resolves `input` for `access`, as the spec's eight steps say: resolve
+ * against the working directory, normalize lexically and refuse obvious
+ * escapes, canonicalize the roots, canonicalize the target (or its nearest
+ * existing parent), require it inside a root by whole segments, then apply
+ * the read-only and protected rules.
+ */
+export async function resolvePath(
+  filesystem: AsyncFileSystem,
+  roots: SessionRoots,
+  input: string,
+  access: PathAccess,
+  intent: PathIntent,
+): Promise<CheckedPath> {
+  validateInput(input);
+  const joined = isAbsolute(input) ? input : posix.join(roots.workingDirectory, input);
+  const lexical = posix.resolve(joined);
+  const given = [roots.workingDirectory, roots.skillRoot].filter((r): r is string => r !== null);
+  const canonical = await Promise.all(given.map((root) => canonicalRoot(filesystem, root)));
+  if (![...given, ...canonical].some((root) => isWithin(root, lexical))) {
+    throw new ToolError(
+      "path_outside_root",
+      `${input} is outside the working directory${roots.skillRoot ? " and the skill root" : ""}.`,
+    );
+  }
+  const { real: prefix, missing } = await existingPrefix(filesystem, joined, input);
+  const existed = missing.length === 0;
+  if (!existed && intent === "must_exist") {
+    throw new ToolError("not_found", `${input} does not exist.`);
+  }
+  const real = posix.join(prefix, ...missing);
+  const [workingDirectory, skillRoot] = [
+    canonical[0],
+    roots.skillRoot === null ? null : canonical[1],
+  ];
+  let kind: RootKind;
+  let root: string;
+  if (isWithin(workingDirectory, real)) {
+    [kind, root] = ["working_directory", workingDirectory];
+  } else if (skillRoot !== null && isWithin(skillRoot, real)) {
+    [kind, root] = ["skill_root", skillRoot];
+  } else {
+    const through = existed ? "resolves" : "would be created";
+    throw new ToolError(
+      "path_outside_root",
+      `${input} ${through} outside the allowed roots (real path ${real}); symbolic links do not widen the boundary.`,
+    );
+  }
+  if (access === "write") {
+    if (kind === "skill_root") {
+      throw new ToolError("path_protected", `${input} is in the skill root, which is read-only.`);
+    }
+    const protectedName = posix.relative(root, real).split("/").find((s) =>
+      roots.protectedNames.includes(s)
+    );
+    if (protectedName !== undefined) {
+      throw new ToolError(
+        "path_protected",
+        `${input} is inside ${protectedName}/, which refuses writes.`,
+      );
+    }
+  }
+  return mintCheckedPath(real, root, displayOf(root, real, kind), access, kind, existed);
+}
+
+/**
+ * A checked path for an entry read from a checked directory, without another
+ * round of resolution. Symbolic links get `null`: walks do not follow them.
+ */
+export function checkedChild(
+  parent: CheckedPath,
+  name: string,
+  kind: EntryKind,
+): CheckedPath | null {
+  if (kind === "symlink" || name === "" || name === "." || name === ".." || name.includes("/")) {
+    return null;
+  }
+  const real = posix.join(unwrapCheckedPath(parent), name);
+  const display = parent.display === "." ? name : posix.join(parent.display, name);
+  return mintCheckedPath(
+    real,
+    rootOfCheckedPath(parent),
+    display,
+    parent.access,
+    parent.rootKind,
+    true,
+  );
+}

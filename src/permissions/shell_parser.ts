@@ -1,0 +1,184 @@
+/**
+ * Loads the bash grammar (tree-sitter-bash on web-tree-sitter) once, and
+ * turns a command line into simple commands of literal words, failing
+ * closed on every construct whose words are not known before it runs.
+ *
+ * @module
+ */
+import { Language, Parser } from "web-tree-sitter";
+import type { Node } from "web-tree-sitter";
+import { readFile } from "node:fs/promises";
+// Keeps the grammar package in the module graph, so that its wasm file
+// resolves to a local file under Deno as under Node.
+import grammarPackage from "tree-sitter-bash/package.json" with { type: "json" };
+
+/** A simple command whose every word is a literal known before it runs. */
+export interface LiteralCommand {
+  /** The words, program first, after the shell's quote removal. */
+  readonly words: readonly string[];
+}
+
+/** The commands of a line, or why it cannot be proven to be only those. */
+export type ParsedLine =
+  | { readonly ok: true; readonly commands: readonly LiteralCommand[] }
+  | { readonly ok: false; readonly reason: string };
+
+let parser: Promise<Parser | null> | undefined;
+
+async function loadParser(): Promise<Parser | null> {
+  try {
+    await Parser.init();
+    if (typeof grammarPackage.version !== "string") return null;
+    const wasm = await readFile(
+      new URL(import.meta.resolve("tree-sitter-bash/tree-sitter-bash.wasm")),
+    );
+    const language = await Language.load(new Uint8Array(wasm));
+    const instance = new Parser();
+    instance.setLanguage(language);
+    return instance;
+  } catch {
+    // Without a parser nothing is proven read-only: every command asks.
+    return null;
+  }
+}
+
+class NotLiteral extends Error {}
+
+const SEPARATORS = new Set([";", "&&", "||", "|", "|&", "\n", ";;"]);
+// Characters that make an unquoted word expand (globs, braces, tilde) or that
+// the grammar should have split off already; any of them fails closed.
+const UNQUOTED_SPECIAL = /[*?[\]{}~$`<>()&;|]/;
+
+function unescapeUnquoted(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\\") {
+      const next = text[i + 1];
+      if (next === undefined) throw new NotLiteral("a trailing backslash");
+      i++;
+      if (next !== "\n") out += next;
+      continue;
+    }
+    if (UNQUOTED_SPECIAL.test(c)) {
+      throw new NotLiteral(
+        `the unquoted character ${JSON.stringify(c)} in ${JSON.stringify(text)}`,
+      );
+    }
+    out += c;
+  }
+  return out;
+}
+
+function unescapeDoubleQuoted(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "$" || c === "`") throw new NotLiteral("an expansion inside double quotes");
+    if (c === "\\" && i + 1 < text.length && '$`"\\\n'.includes(text[i + 1])) {
+      if (text[i + 1] !== "\n") out += text[i + 1];
+      i++;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+function literalOf(node: Node): string {
+  switch (node.type) {
+    case "word":
+    case "number": {
+      return unescapeUnquoted(node.text);
+    }
+    case "raw_string":
+      return node.text.slice(1, -1);
+    case "string": {
+      let value = "";
+      for (const child of node.children) {
+        if (child === null) continue;
+        if (!child.isNamed) continue;
+        if (child.type !== "string_content") {
+          throw new NotLiteral(`a ${child.type} inside double quotes`);
+        }
+        value += unescapeDoubleQuoted(child.text);
+      }
+      return value;
+    }
+    case "concatenation":
+      return node.children.map((child) => (child === null ? "" : literalOf(child))).join("");
+    default:
+      throw new NotLiteral(`a ${node.type.replaceAll("_", " ")}`);
+  }
+}
+
+function commandOf(node: Node): LiteralCommand {
+  const words: string[] = [];
+  for (const child of node.children) {
+    if (child === null) continue;
+    if (child.type === "command_name") {
+      const inner = child.firstNamedChild;
+      if (inner === null) throw new NotLiteral("an empty command name");
+      words.push(literalOf(inner));
+    } else if (child.isNamed) {
+      if (child.type === "variable_assignment") {
+        throw new NotLiteral("a variable assignment before the command");
+      }
+      words.push(literalOf(child));
+    } else {
+      throw new NotLiteral(`the token ${JSON.stringify(child.type)}`);
+    }
+  }
+  return { words };
+}
+
+function collect(node: Node, into: LiteralCommand[]): void {
+  for (const child of node.children) {
+    if (child === null) continue;
+    if (!child.isNamed) {
+      if (SEPARATORS.has(child.type)) continue;
+      throw new NotLiteral(
+        child.type === "&" ? "a background job (&)" : `the token ${JSON.stringify(child.type)}`,
+      );
+    }
+    switch (child.type) {
+      case "comment":
+        break;
+      case "command":
+        into.push(commandOf(child));
+        break;
+      case "list":
+      case "pipeline":
+        collect(child, into);
+        break;
+      default:
+        throw new NotLiteral(`a ${child.type.replaceAll("_", " ")}`);
+    }
+  }
+}
+
+/**
+ * Parses a command line into simple literal commands joined by `;`, `&&`,
+ * `||`, `|` and newlines. Anything else (expansions, substitutions,
+ * redirections, assignments, subshells, background jobs, functions, control
+ * flow, globs, parse errors) fails closed with the reason.
+ */
+export async function parseLiteralCommands(line: string): Promise<ParsedLine> {
+  parser ??= loadParser();
+  const instance = await parser;
+  if (instance === null) return { ok: false, reason: "the shell parser could not be loaded" };
+  const tree = instance.parse(line);
+  if (tree === null) return { ok: false, reason: "the shell parser gave no tree" };
+  try {
+    if (tree.rootNode.hasError) return { ok: false, reason: "the command does not parse as bash" };
+    const commands: LiteralCommand[] = [];
+    collect(tree.rootNode, commands);
+    if (commands.length === 0) return { ok: false, reason: "no command" };
+    return { ok: true, commands };
+  } catch (error) {
+    if (error instanceof NotLiteral) return { ok: false, reason: `it contains ${error.message}` };
+    throw error;
+  } finally {
+    tree.delete();
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * `bash`: one foreground command in the working directory. Output is drained
+ * continuously and bounded; timeout and cancel end the whole process group
+ * through the backend's one termination path.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { defineTool } from "../contract/tool.ts";
+import type { Tool } from "../contract/tool.ts";
+import type { SameType } from "../contract/schema.ts";
+import type { ErrorCode } from "../contract/errors.ts";
+import { classifyCommand } from "../permissions/classifier.ts";
+import { BoundedOutput } from "./shared/bounded_output.ts";
+import { ProgressRelay } from "./shared/progress.ts";
+
+/** Default `timeout_ms`. */
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** Largest `timeout_ms`. */
+export const MAX_TIMEOUT_MS = 600_000;
+/** Bytes kept from the start, and from the end, of each stream. */
+export const KEPT_BYTES = 16 * 1024;
+/** How long to wait for pipes to close once the group is gone (a process outside the group may hold them). */
+const PIPE_SETTLE_MS = 250;
+
+const BashSchema = v.strictObject({
+  command: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description("The command, run as `bash -c` in the working directory."),
+  ),
+  timeout_ms: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(MAX_TIMEOUT_MS),
+      v.description("Stop the command after this many milliseconds (default 120000, max 600000)."),
+    ),
+  ),
+});
+
+/** The input of `bash`. */
+export interface BashInput {
+  /** The command. */
+  command: string;
+  /** Timeout in milliseconds (1–600000). */
+  timeout_ms?: number;
+}
+
+// The exported type is proven equal to what the schema produces.
+const _inputMatchesSchema: SameType<BashInput, v.InferOutput<typeof BashSchema>> = true;
+
+/** How a command ended. */
+export type ProcessStatus = "exited" | "timed_out" | "cancelled" | "outcome_unknown";
+
+/** The structured output of `bash`. */
+export interface BashOutput {
+  /** How it ended. */
+  readonly status: ProcessStatus;
+  /** The exit code, when the shell exited on its own. */
+  readonly exit_code: number | null;
+  /** The signal that ended the shell, if any. */
+  readonly signal: string | null;
+  /** Standard output: head and tail, with the omitted byte count marked between. */
+  readonly stdout: string;
+  /** Standard error, bounded the same way. */
+  readonly stderr: string;
+  /** Bytes of stdout left out of `stdout`. */
+  readonly stdout_omitted_bytes: number;
+  /** Bytes of stderr left out of `stderr`. */
+  readonly stderr_omitted_bytes: number;
+  /** Wall time in milliseconds. */
+  readonly duration_ms: number;
+}
+
+async function drain(
+  stream: ReadableStream<Uint8Array>,
+  into: BoundedOutput,
+  kind: "stdout" | "stderr",
+  relay: ProgressRelay,
+  stop: Promise<void>,
+): Promise<void> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  const stopped = stop.then(() => reader.cancel().catch(() => {}));
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      into.push(value);
+      relay.emit({ kind, chunk: decoder.decode(value, { stream: true }) });
+    }
+  } catch {
+    // A cancelled or broken pipe ends the drain; what was read is kept.
+  } finally {
+    reader.releaseLock();
+    void stopped;
+  }
+}
+
+const ERROR_OF: Record<Exclude<ProcessStatus, "exited">, { code: ErrorCode; message: string }> = {
+  timed_out: { code: "timed_out", message: "The command timed out; its process group was ended." },
+  cancelled: {
+    code: "cancelled",
+    message: "The command was cancelled; its process group was ended.",
+  },
+  outcome_unknown: {
+    code: "outcome_unknown",
+    message:
+      "The command was signalled, but the end of its process group could not be confirmed; " +
+      "it may still be running. The runtime keeps it and will end it at shutdown.",
+  },
+};
+
+/** The `bash` tool. */
+export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashOutput>({
+  id: "process/bash",
+  name: "bash",
+  description:
+    "Run a bash command in the working directory and return its exit code, stdout and stderr. " +
+    "Runs in the foreground with stdin closed (interactive programs get end-of-file). Long output keeps its " +
+    "first and last 16 KiB per stream. On timeout (default 120000 ms, max 600000) the whole process group is " +
+    "ended and the output so far is returned. Background processes do not outlive the call.",
+  risk: "execute",
+  input: BashSchema,
+  async effects(input, session) {
+    return [{
+      kind: "execute",
+      command: input.command,
+      classification: await classifyCommand(input.command, session),
+    }];
+  },
+  async execute(input, session, call) {
+    const started = Date.now();
+    const cwd = await session.resolvePath(".", "read", "must_exist");
+    const handle = await session.processes.spawn({
+      command: "bash",
+      args: ["-c", input.command],
+      cwd,
+      env: session.environment,
+    });
+    const relay = new ProgressRelay(call.progress);
+    const stdout = new BoundedOutput(KEPT_BYTES, KEPT_BYTES);
+    const stderr = new BoundedOutput(KEPT_BYTES, KEPT_BYTES);
+    let stopPipes!: () => void;
+    const pipesStop = new Promise<void>((resolve) => (stopPipes = resolve));
+    const drained = Promise.all([
+      drain(handle.stdout, stdout, "stdout", relay, pipesStop),
+      drain(handle.stderr, stderr, "stderr", relay, pipesStop),
+    ]);
+
+    const timeoutMs = Math.min(
+      input.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+      call.deadline === undefined
+        ? Number.POSITIVE_INFINITY
+        : Math.max(0, call.deadline - Date.now()),
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const interrupted = new Promise<"timed_out" | "cancelled">((resolve) => {
+      timer = setTimeout(() => resolve("timed_out"), timeoutMs);
+      onAbort = () => {
+        const reason = call.signal.reason as { name?: string } | undefined;
+        resolve(reason?.name === "TimeoutError" ? "timed_out" : "cancelled");
+      };
+      if (call.signal.aborted) onAbort();
+      else call.signal.addEventListener("abort", onAbort, { once: true });
+    });
+    const ending = await Promise.race([handle.exited, interrupted]);
+    clearTimeout(timer);
+    call.signal.removeEventListener("abort", onAbort!);
+
+    // Timeout, cancel and a normal exit all end the group the same way: no member outlives the call.
+    const gone = await handle.terminate();
+    let status: ProcessStatus = typeof ending === "string" ? ending : "exited";
+    if (!gone) status = "outcome_unknown";
+    const exit = status === "exited" ? ending as Awaited<typeof handle.exited> : null;
+    if (gone) {
+      await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, PIPE_SETTLE_MS))]);
+    }
+    stopPipes();
+    await drained;
+    relay.close();
+    const out = stdout.finish();
+    const err = stderr.finish();
+    const data: BashOutput = {
+      status,
+      exit_code: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+      stdout: out.text,
+      stderr: err.text,
+      stdout_omitted_bytes: out.omittedBytes,
+      stderr_omitted_bytes: err.omittedBytes,
+      duration_ms: Date.now() - started,
+    };
+    return status === "exited" ? { data } : { data, error: ERROR_OF[status] };
+  },
+  toText(output) {
+    const parts: string[] = [];
+    if (output.status === "exited" && output.exit_code !== 0) {
+      parts.push(
+        output.exit_code === null
+          ? `[ended by ${output.signal}]`
+          : `[exit code ${output.exit_code}]`,
+      );
+    }
+    if (output.stdout !== "") parts.push(output.stdout.replace(/\n$/, ""));
+    if (output.stderr !== "") parts.push(`[stderr]\n${output.stderr.replace(/\n$/, "")}`);
+    if (parts.length === 0) parts.push("(no output)");
+    return parts.join("\n");
+  },
+});

@@ -1,0 +1,185 @@
+/**
+ * `edit`: exact replacement of one unique `old_text`, under a per-path lock
+ * with a digest re-check, so a file changed meanwhile is never overwritten.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { defineTool } from "../contract/tool.ts";
+import type { Tool } from "../contract/tool.ts";
+import type { SameType } from "../contract/schema.ts";
+import { ToolError } from "../contract/errors.ts";
+import { withPathLock } from "../path/mod.ts";
+import { byteLength, MAX_TEXT_BYTES } from "./shared/text.ts";
+import { createParents, readReplaceableText } from "./shared/files.ts";
+import { fileChange, sha256Hex } from "./shared/file_change.ts";
+
+const EditSchema = v.strictObject({
+  path: v.pipe(
+    v.string(),
+    v.description("File to edit, relative to the working directory or absolute."),
+  ),
+  old_text: v.pipe(
+    v.string(),
+    v.description(
+      "Exact text to replace; it must occur exactly once. Empty only to create a new file.",
+    ),
+  ),
+  new_text: v.pipe(v.string(), v.description("The replacement text.")),
+});
+
+/** The input of `edit`. */
+export interface EditInput {
+  /** File to edit. */
+  path: string;
+  /** Exact text to replace (empty: create a new file). */
+  old_text: string;
+  /** The replacement. */
+  new_text: string;
+}
+
+// The exported type is proven equal to what the schema produces.
+const _inputMatchesSchema: SameType<EditInput, v.InferOutput<typeof EditSchema>> = true;
+
+/** The structured output of `edit`. */
+export interface EditOutput {
+  /** The file, relative to the working directory. */
+  readonly path: string;
+  /** Whether the edit created the file or replaced text in it. */
+  readonly status: "created" | "edited";
+  /** The 1-based line where the replacement starts. */
+  readonly line: number;
+}
+
+function lineAt(text: string, index: number): number {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < index; i = text.indexOf("\n", i + 1)) line++;
+  return line;
+}
+
+function occurrences(text: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) found.push(i);
+  return found;
+}
+
+/** A hint for a missing `old_text`: a whitespace-only near miss, or where its first line is. */
+function nearMiss(content: string, oldText: string): string {
+  const squeeze = (s: string) => s.replace(/\s+/g, " ").trim();
+  const lines = content.split("\n");
+  const wanted = oldText.split("\n");
+  const target = squeeze(oldText);
+  for (let start = 0; start < lines.length; start++) {
+    const window = lines.slice(start, start + wanted.length).join("\n");
+    if (target !== "" && squeeze(window) === target) {
+      return ` Lines ${start + 1}–${
+        start + wanted.length
+      } match it except for whitespace (indentation, ` +
+        `tabs or line ends); copy them exactly from read output.`;
+    }
+  }
+  const first = wanted.find((l) => l.trim() !== "")?.trim();
+  if (first !== undefined) {
+    const at = lines.findIndex((l) => l.trim() === first);
+    if (at !== -1) {
+      return ` Its first line appears at line ${
+        at + 1
+      }, but the lines after it differ; read the file again ` +
+        `and copy old_text exactly.`;
+    }
+  }
+  return " Read the file again and copy old_text exactly, including whitespace.";
+}
+
+/** The `edit` tool. */
+export const editTool: Tool<EditInput, EditOutput> = defineTool<EditInput, EditOutput>({
+  id: "filesystem/edit",
+  name: "edit",
+  description:
+    "Replace one exact occurrence of old_text with new_text in a UTF-8 text file. old_text must " +
+    "occur exactly once (include surrounding lines to make it unique) and differ from new_text. With an empty " +
+    "old_text, creates a new file holding new_text. Line endings of CRLF files are kept.",
+  risk: "write",
+  input: EditSchema,
+  async effects(input, session) {
+    const intent = input.old_text === "" ? "may_create" : "must_exist";
+    const path = await session.resolvePath(input.path, "write", intent);
+    return [{ kind: "write", path: path.display, root: path.rootKind }];
+  },
+  async execute(input, session) {
+    if (input.old_text === input.new_text) {
+      throw new ToolError(
+        "no_change",
+        "old_text and new_text are the same; the edit would change nothing.",
+      );
+    }
+    if (input.old_text === "") {
+      const path = await session.resolvePath(input.path, "write", "may_create");
+      return await withPathLock(path, async () => {
+        if (path.existed) {
+          throw new ToolError(
+            "already_exists",
+            `${path.display} exists; an empty old_text only creates new files. Give the text to replace, or use write.`,
+          );
+        }
+        if (byteLength(input.new_text) > MAX_TEXT_BYTES) {
+          throw new ToolError("too_large", "new_text is larger than 1 MiB.");
+        }
+        await createParents(session, path);
+        await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(input.new_text));
+        return {
+          data: { path: path.display, status: "created" as const, line: 1 },
+          artifacts: [await fileChange(path.display, null, input.new_text)],
+        };
+      });
+    }
+    const path = await session.resolvePath(input.path, "write", "must_exist");
+    return await withPathLock(path, async () => {
+      const before = await readReplaceableText(session, path);
+      const digest = await sha256Hex(before);
+      // A CRLF file is matched and edited in CRLF, whatever line ends the model sent.
+      const crlf = before.includes("\r\n") && !input.old_text.includes("\r");
+      const oldText = crlf ? input.old_text.replaceAll("\n", "\r\n") : input.old_text;
+      const newText = crlf ? input.new_text.replaceAll("\n", "\r\n") : input.new_text;
+      const found = occurrences(before, oldText);
+      if (found.length === 0) {
+        throw new ToolError(
+          "old_text_not_found",
+          `old_text does not occur in ${path.display}.${nearMiss(before, oldText)}`,
+        );
+      }
+      if (found.length > 1) {
+        const lines = found.slice(0, 10).map((i) => lineAt(before, i)).join(", ");
+        throw new ToolError(
+          "old_text_not_unique",
+          `old_text occurs ${found.length} times in ${path.display} (at lines ${lines}); include more ` +
+            `surrounding lines so that it matches exactly once.`,
+        );
+      }
+      const at = found[0];
+      const after = before.slice(0, at) + newText + before.slice(at + oldText.length);
+      if (byteLength(after) > MAX_TEXT_BYTES) {
+        throw new ToolError("too_large", "The edited file would exceed 1 MiB.");
+      }
+      const now = await session.filesystem.readFile(path, { maxBytes: MAX_TEXT_BYTES + 1 }).catch(
+        () => null,
+      );
+      if (now === null || await sha256Hex(now) !== digest) {
+        throw new ToolError(
+          "stale_edit",
+          `${path.display} changed while the edit was prepared; nothing was written. Read it again and retry.`,
+        );
+      }
+      await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(after));
+      return {
+        data: { path: path.display, status: "edited" as const, line: lineAt(before, at) },
+        artifacts: [await fileChange(path.display, before, after)],
+      };
+    });
+  },
+  toText(output) {
+    return output.status === "created"
+      ? `Created ${output.path}.`
+      : `Edited ${output.path} (replacement starts at line ${output.line}).`;
+  },
+});

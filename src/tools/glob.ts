@@ -1,0 +1,103 @@
+/**
+ * `glob`: files and directories whose path relative to `path` matches a
+ * picomatch pattern; streaming, cancellable, stopped at `max_results`.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import picomatch from "picomatch";
+import { defineTool } from "../contract/tool.ts";
+import type { Tool } from "../contract/tool.ts";
+import type { SameType } from "../contract/schema.ts";
+import { ToolError } from "../contract/errors.ts";
+import { bySegments, walk } from "./shared/walk.ts";
+
+const GlobSchema = v.strictObject({
+  pattern: v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.description(
+      "Glob pattern (`**`, `*`, `?`, braces, extglobs), matched against paths relative to `path`.",
+    ),
+  ),
+  path: v.optional(
+    v.pipe(v.string(), v.description("Directory to search from (default: the working directory).")),
+  ),
+  max_results: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(2000),
+      v.description("Most paths (default 200)."),
+    ),
+  ),
+});
+
+/** The input of `glob`. */
+export interface GlobInput {
+  /** The glob pattern. */
+  pattern: string;
+  /** Directory to search from. */
+  path?: string;
+  /** Most paths (1–2000). */
+  max_results?: number;
+}
+
+// The exported type is proven equal to what the schema produces.
+const _inputMatchesSchema: SameType<GlobInput, v.InferOutput<typeof GlobSchema>> = true;
+
+/** The structured output of `glob`. */
+export interface GlobOutput {
+  /** Matching paths relative to the working directory, in walk (segment) order. */
+  readonly paths: readonly string[];
+  /** Whether the walk stopped at `max_results` (more paths may match). */
+  readonly truncated: boolean;
+}
+
+/** The `glob` tool. */
+export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobOutput>({
+  id: "filesystem/glob",
+  name: "glob",
+  description:
+    "Find files and directories by glob pattern, e.g. `**/*.ts` or `src/{a,b}/*.md`, matched against " +
+    "paths relative to `path`. `*.ts` matches only at the top level; use `**/` for any depth. Hidden files are " +
+    "included; .gitignore rules apply; .git/ is skipped. Results are sorted and stop at max_results (default 200).",
+  risk: "read",
+  input: GlobSchema,
+  async effects(input, session) {
+    const path = await session.resolvePath(input.path ?? ".", "read", "must_exist");
+    return [{ kind: "read", path: path.display, root: path.rootKind }];
+  },
+  async execute(input, session, call) {
+    const start = await session.resolvePath(input.path ?? ".", "read", "must_exist");
+    let matches: (path: string) => boolean;
+    try {
+      matches = picomatch(input.pattern, { dot: true, strictBrackets: true });
+    } catch (error) {
+      throw new ToolError(
+        "invalid_input",
+        `pattern is not a valid glob: ${(error as Error).message}`,
+      );
+    }
+    const max = input.max_results ?? 200;
+    const paths: string[] = [];
+    let truncated = false;
+    for await (const entry of walk(session, start, { signal: call.signal, directories: true })) {
+      if (!matches(entry.relative)) continue;
+      paths.push(entry.path.display);
+      if (paths.length === max) {
+        truncated = true;
+        break;
+      }
+    }
+    return { data: { paths: paths.sort(bySegments), truncated } };
+  },
+  toText(output) {
+    if (output.paths.length === 0) return "No paths match.";
+    const more = output.truncated
+      ? `\n[Stopped at max_results (${output.paths.length}); more paths may match. Narrow the pattern or path.]`
+      : "";
+    return output.paths.join("\n") + more;
+  },
+});

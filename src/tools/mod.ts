@@ -1,0 +1,36 @@
+/**
+ * The seven built-in tools and the registry that holds them.
+ *
+ * @module
+ */
+import { ToolRegistry } from "../contract/registry.ts";
+import { readTool } from "./read.ts";
+import { writeTool } from "./write.ts";
+import { editTool } from "./edit.ts";
+import { grepTool } from "./grep.ts";
+import { globTool } from "./glob.ts";
+import { listTool } from "./list.ts";
+import { bashTool } from "./bash.ts";
+
+export { bashTool, editTool, globTool, grepTool, listTool, readTool, writeTool };
+
+/**
+ * A registry holding the seven built-in tools, in their fixed order:
+ * read, write, edit, grep, glob, list, bash.
+ *
+ * @example
+ * ```ts
+ * import { builtinRegistry } from "@openwork/tools";
+ * console.log(builtinRegistry().names.length); // 7
+ * ```
+ */
+export function builtinRegistry(): ToolRegistry {
+  return new ToolRegistry()
+    .register(readTool)
+    .register(writeTool)
+    .register(editTool)
+    .register(grepTool)
+    .register(globTool)
+    .register(listTool)
+    .register(bashTool);
+}

@@ -1,0 +1,88 @@
+/**
+ * Line matching for `grep` on a linear-time engine (RE2 syntax via re2js),
+ * with a byte-level literal prefilter so files without a required literal
+ * are rejected before they are decoded.
+ *
+ * @module
+ */
+import { RE2JS } from "re2js";
+import { ToolError } from "../../contract/errors.ts";
+
+/** A compiled pattern. */
+export interface LineMatcher {
+  /** Bytes every match must contain, when the pattern proves some. */
+  readonly literal: Uint8Array | null;
+  /** Whether `text` may hold a match (a fast whole-text test). */
+  mayMatch(text: string): boolean;
+  /** Whether one line matches. */
+  matchesLine(line: string): boolean;
+}
+
+const META = new Set([..."\\.+*?()|[]{}^$"]);
+
+/**
+ * The longest run of characters every match must contain, read from the top
+ * level of the pattern; `null` when there is a top-level alternation or no
+ * run of at least three characters. Conservative: it may miss literals, it
+ * never invents one.
+ */
+export function requiredLiteral(pattern: string): string | null {
+  let depth = 0;
+  let best = "";
+  let run = "";
+  const close = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    let literal: string | null = null;
+    if (c === "\\") {
+      const next = pattern[i + 1];
+      i++;
+      if (next !== undefined && META.has(next)) literal = next;
+      else if (next !== undefined && /[-/ "'#%&,:;<=>@_`~!]/.test(next)) literal = next;
+    } else if (c === "[") {
+      // Skip the class, honouring escapes and a leading ].
+      let j = i + 1;
+      if (pattern[j] === "^") j++;
+      if (pattern[j] === "]") j++;
+      while (j < pattern.length && pattern[j] !== "]") j += pattern[j] === "\\" ? 2 : 1;
+      i = j;
+    } else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|" && depth === 0) return null;
+    else if (depth === 0 && !META.has(c)) literal = c;
+    const next = pattern[i + 1];
+    const optional = next === "?" || next === "*" || next === "{";
+    if (literal !== null && depth === 0 && !optional) {
+      run += literal;
+      if (next === "+") close();
+    } else close();
+  }
+  close();
+  return best.length >= 3 ? best : null;
+}
+
+/** Compiles `pattern`, or throws `invalid_input` with the engine's message. */
+export function compileMatcher(pattern: string, caseInsensitive: boolean): LineMatcher {
+  let regex: RE2JS;
+  try {
+    regex = RE2JS.compile(pattern, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
+  } catch (error) {
+    throw new ToolError(
+      "invalid_input",
+      `pattern is not a valid RE2 regular expression: ${(error as Error).message}`,
+    );
+  }
+  const literal = caseInsensitive ? null : requiredLiteral(pattern);
+  const multiline = RE2JS.compile(
+    pattern,
+    RE2JS.MULTILINE | (caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0),
+  );
+  return {
+    literal: literal === null ? null : new TextEncoder().encode(literal),
+    mayMatch: (text) => multiline.test(text),
+    matchesLine: (line) => regex.test(line),
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Best-effort delivery of progress events: the sink is called one event at a
+ * time, its failures are swallowed, and while it is busy events queue up to
+ * a byte budget and then are dropped, so a slow sink never slows the tool.
+ *
+ * @module
+ */
+import type { ProgressSink, ToolProgress } from "../../contract/result.ts";
+
+const QUEUE_BUDGET = 1024 * 1024;
+
+/** Delivers progress events to a sink without ever blocking the caller. */
+export class ProgressRelay {
+  readonly #sink: ProgressSink | undefined;
+  #queue: ToolProgress[] = [];
+  #queued = 0;
+  #busy = false;
+  #dropped = 0;
+  #closed = false;
+
+  /** Wraps a sink (or nothing). */
+  constructor(sink: ProgressSink | undefined) {
+    this.#sink = sink;
+  }
+
+  /** Events dropped because the sink fell behind. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Queues an event; returns at once. */
+  emit(event: ToolProgress): void {
+    if (this.#sink === undefined || this.#closed) return;
+    const size = event.kind === "message" ? event.message.length : event.chunk.length;
+    if (this.#queued + size > QUEUE_BUDGET) {
+      this.#dropped++;
+      return;
+    }
+    this.#queue.push(event);
+    this.#queued += size;
+    if (!this.#busy) this.#pump();
+  }
+
+  /** Stops delivery: the call has its result, so queued events are dropped. */
+  close(): void {
+    this.#closed = true;
+    this.#queue = [];
+    this.#queued = 0;
+  }
+
+  #pump(): void {
+    this.#busy = true;
+    // Deliver after the current drain step, never inside it.
+    setTimeout(async () => {
+      while (this.#queue.length > 0 && !this.#closed) {
+        const event = this.#queue.shift()!;
+        this.#queued -= event.kind === "message" ? event.message.length : event.chunk.length;
+        try {
+          await this.#sink!(event);
+        } catch {
+          // A failing sink changes nothing: progress is best-effort.
+        }
+      }
+      this.#busy = false;
+    }, 0);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The streaming directory walk shared by `grep` and `glob`: depth first,
+ * entries sorted per directory, `.git/` never entered, symbolic links never
+ * followed, `.gitignore` files honoured the way git reads them, and the
+ * call's signal checked at every entry.
+ *
+ * @module
+ */
+import ignore from "ignore";
+import { posix } from "node:path";
+import type { ToolSessionContext } from "../../contract/context.ts";
+import { ToolError } from "../../contract/errors.ts";
+import type { EntryKind } from "../../backends/filesystem.ts";
+import { checkedChild } from "../../path/mod.ts";
+import type { CheckedPath } from "../../path/mod.ts";
+
+/** One entry met by the walk. */
+export interface WalkEntry {
+  /** The checked path, for reading. */
+  readonly path: CheckedPath;
+  /** Path relative to the walk's start, `/`-separated. */
+  readonly relative: string;
+  /** `file` or `directory`. */
+  readonly kind: EntryKind;
+}
+
+interface IgnoreLayer {
+  /** Directory of the `.gitignore`, relative to the working directory (`""` for it). */
+  readonly base: string;
+  readonly rules: ReturnType<typeof ignore>;
+}
+
+/** `.gitignore` layers from outermost to innermost; the innermost decision wins. */
+class IgnoreStack {
+  readonly layers: IgnoreLayer[] = [];
+
+  ignored(display: string, isDirectory: boolean): boolean {
+    for (let i = this.layers.length - 1; i >= 0; i--) {
+      const { base, rules } = this.layers[i];
+      const relative = base === "" ? display : display.slice(base.length + 1);
+      const verdict = rules.test(isDirectory ? relative + "/" : relative);
+      if (verdict.ignored) return true;
+      if (verdict.unignored) return false;
+    }
+    return false;
+  }
+}
+
+async function loadIgnore(
+  session: ToolSessionContext,
+  directory: CheckedPath,
+): Promise<IgnoreLayer | null> {
+  const file = checkedChild(directory, ".gitignore", "file");
+  if (file === null) return null;
+  try {
+    const bytes = await session.filesystem.readFile(file, { maxBytes: 1024 * 1024 });
+    const base = directory.display === "." ? "" : directory.display;
+    return { base, rules: ignore().add(new TextDecoder().decode(bytes)) };
+  } catch {
+    return null;
+  }
+}
+
+/** Code-unit order: stable and locale-free. */
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** Options of {@link walk}. */
+export interface WalkOptions {
+  /** Aborts the walk. */
+  readonly signal: AbortSignal;
+  /** Whether to yield directories too (glob) or only files (grep). */
+  readonly directories: boolean;
+  /** Honour `.gitignore` files (default true). */
+  readonly gitignore?: boolean;
+}
+
+/**
+ * Walks from `start` (a checked directory or file), yielding entries lazily:
+ * nothing is collected ahead of what the consumer asks for.
+ */
+export async function* walk(
+  session: ToolSessionContext,
+  start: CheckedPath,
+  options: WalkOptions,
+): AsyncGenerator<WalkEntry> {
+  const info = await session.filesystem.stat(start);
+  if (info.kind === "file") {
+    yield { path: start, relative: posix.basename(start.display), kind: "file" };
+    return;
+  }
+  if (info.kind !== "directory") {
+    throw new ToolError(
+      "not_a_regular_file",
+      `${start.display} is neither a file nor a directory.`,
+    );
+  }
+  const stack = new IgnoreStack();
+  if (options.gitignore !== false && start.rootKind === "working_directory") {
+    // The working directory's .gitignore files above the start apply too.
+    const segments = start.display === "." ? [] : start.display.split("/");
+    for (let depth = 0; depth < segments.length; depth++) {
+      const directory = await session.resolvePath(
+        segments.slice(0, depth).join("/") || ".",
+        "read",
+        "must_exist",
+      );
+      const layer = await loadIgnore(session, directory);
+      if (layer !== null) stack.layers.push(layer);
+    }
+  }
+  yield* walkDirectory(session, start, "", stack, options);
+}
+
+async function* walkDirectory(
+  session: ToolSessionContext,
+  directory: CheckedPath,
+  relative: string,
+  stack: IgnoreStack,
+  options: WalkOptions,
+): AsyncGenerator<WalkEntry> {
+  options.signal.throwIfAborted();
+  let entries;
+  try {
+    entries = await session.filesystem.readDir(directory);
+  } catch (error) {
+    if (
+      error instanceof ToolError &&
+      (error.code === "permission_denied" || error.code === "not_found")
+    ) return;
+    throw error;
+  }
+  entries.sort(byName);
+  const layer = options.gitignore === false ? null : await loadIgnore(session, directory);
+  if (layer !== null) stack.layers.push(layer);
+  try {
+    for (const entry of entries) {
+      options.signal.throwIfAborted();
+      if (entry.name === ".git" || (entry.kind !== "file" && entry.kind !== "directory")) continue;
+      const path = checkedChild(directory, entry.name, entry.kind);
+      if (path === null) continue;
+      const isDirectory = entry.kind === "directory";
+      if (
+        stack.layers.length > 0 && path.rootKind === "working_directory" &&
+        stack.ignored(path.display, isDirectory)
+      ) {
+        continue;
+      }
+      const childRelative = relative === "" ? entry.name : `${relative}/${entry.name}`;
+      if (isDirectory) {
+        if (options.directories) yield { path, relative: childRelative, kind: "directory" };
+        yield* walkDirectory(session, path, childRelative, stack, options);
+      } else {
+        yield { path, relative: childRelative, kind: "file" };
+      }
+    }
+  } finally {
+    if (layer !== null) stack.layers.pop();
+  }
+}
+
+/** Orders paths the way the walk yields them: segment by segment. */
+export function bySegments(a: string, b: string): number {
+  const left = a.split("/");
+  const right = b.split("/");
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    if (left[i] !== right[i]) return left[i] < right[i] ? -1 : 1;
+  }
+  return left.length - right.length;
+}

@@ -1,0 +1,103 @@
+/**
+ * `write`: a whole text file, created or overwritten atomically, with a
+ * `file_change` artifact that can undo it.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { defineTool } from "../contract/tool.ts";
+import type { Tool } from "../contract/tool.ts";
+import type { SameType } from "../contract/schema.ts";
+import { ToolError } from "../contract/errors.ts";
+import { withPathLock } from "../path/mod.ts";
+import { byteLength, MAX_TEXT_BYTES } from "./shared/text.ts";
+import { createParents, readReplaceableText } from "./shared/files.ts";
+import { fileChange } from "./shared/file_change.ts";
+
+const WriteSchema = v.strictObject({
+  path: v.pipe(
+    v.string(),
+    v.description("File to write, relative to the working directory or absolute."),
+  ),
+  content: v.pipe(
+    v.string(),
+    v.description("The whole new content of the file (UTF-8 text, at most 1 MiB)."),
+  ),
+});
+
+/** The input of `write`. */
+export interface WriteInput {
+  /** File to write. */
+  path: string;
+  /** The whole new content. */
+  content: string;
+}
+
+// The exported type is proven equal to what the schema produces.
+const _inputMatchesSchema: SameType<WriteInput, v.InferOutput<typeof WriteSchema>> = true;
+
+/** The structured output of `write`. */
+export interface WriteOutput {
+  /** The file, relative to the working directory. */
+  readonly path: string;
+  /** Whether the file was created, overwritten, or already held exactly this content. */
+  readonly status: "created" | "overwritten" | "unchanged";
+  /** Bytes written. */
+  readonly bytes: number;
+}
+
+/** The `write` tool. */
+export const writeTool: Tool<WriteInput, WriteOutput> = defineTool<WriteInput, WriteOutput>({
+  id: "filesystem/write",
+  name: "write",
+  description:
+    "Write a whole UTF-8 text file (at most 1 MiB), creating it and its missing parent " +
+    "directories, or replacing an existing text file. For a local change to an existing file prefer edit.",
+  risk: "write",
+  input: WriteSchema,
+  async effects(input, session) {
+    const path = await session.resolvePath(input.path, "write", "may_create");
+    return [{ kind: "write", path: path.display, root: path.rootKind }];
+  },
+  async execute(input, session) {
+    const bytes = byteLength(input.content);
+    if (bytes > MAX_TEXT_BYTES) {
+      throw new ToolError("too_large", `content has ${bytes} bytes; write takes at most 1 MiB.`);
+    }
+    const path = await session.resolvePath(input.path, "write", "may_create");
+    return await withPathLock(path, async () => {
+      let before: string | null = null;
+      if (path.existed) {
+        const info = await session.filesystem.stat(path);
+        if (info.kind === "directory") {
+          throw new ToolError("is_directory", `${path.display} is a directory.`);
+        }
+        if (info.kind !== "file") {
+          throw new ToolError(
+            "not_a_regular_file",
+            `${path.display} is not a regular file; it is not replaced.`,
+          );
+        }
+        before = await readReplaceableText(session, path);
+      } else {
+        await createParents(session, path);
+      }
+      const data = { path: path.display, bytes };
+      if (before === input.content) return { data: { ...data, status: "unchanged" as const } };
+      await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(input.content));
+      const artifact = await fileChange(path.display, before, input.content);
+      return {
+        data: { ...data, status: before === null ? "created" as const : "overwritten" as const },
+        artifacts: [artifact],
+      };
+    });
+  },
+  toText(output) {
+    if (output.status === "unchanged") {
+      return `${output.path} already held this content; nothing changed.`;
+    }
+    return `${
+      output.status === "created" ? "Created" : "Overwrote"
+    } ${output.path} (${output.bytes} bytes).`;
+  },
+});
