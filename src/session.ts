@@ -10,7 +10,7 @@ import type { ProcessBackend } from "./backends/process.ts";
 import { defaultFileSystem, defaultProcessBackend, hostEnvironment } from "./backends/default.ts";
 import { resolvePath } from "./path/resolver.ts";
 import type { SessionRoots } from "./path/resolver.ts";
-import type { PathAccess, PathIntent } from "./path/checked_path.ts";
+import type { PathAccess, PathIntent } from "./path/mod.ts";
 
 /** Options of {@link createSession}. */
 export interface SessionOptions {

@@ -6,7 +6,7 @@
  */
 import type { AsyncFileSystem } from "../backends/filesystem.ts";
 import type { ProcessBackend } from "../backends/process.ts";
-import type { CheckedPath, PathAccess, PathIntent } from "../path/checked_path.ts";
+import type { CheckedPath, PathAccess, PathIntent } from "../path/mod.ts";
 import type { ProgressSink } from "./result.ts";
 
 /** The three permission modes. */

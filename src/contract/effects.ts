@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { RootKind } from "../path/checked_path.ts";
+import type { RootKind } from "../path/mod.ts";
 
 /** The risk class of a tool. */
 export type ToolRisk = "read" | "write" | "execute";

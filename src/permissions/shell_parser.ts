@@ -26,18 +26,27 @@ export type ParsedLine =
 let parser: Promise<Parser | null> | undefined;
 
 async function loadParser(): Promise<Parser | null> {
+  let runtime: Uint8Array;
+  let grammar: Uint8Array;
   try {
-    await Parser.init();
     if (typeof grammarPackage.version !== "string") return null;
-    const wasm = await readFile(
+    // Both wasm files are read here, so a refused read (narrow Deno flags)
+    // is caught instead of aborting inside the Emscripten loader.
+    runtime = await readFile(new URL(import.meta.resolve("web-tree-sitter/tree-sitter.wasm")));
+    grammar = await readFile(
       new URL(import.meta.resolve("tree-sitter-bash/tree-sitter-bash.wasm")),
     );
-    const language = await Language.load(new Uint8Array(wasm));
+  } catch {
+    // Without a parser nothing is proven read-only: every command asks.
+    return null;
+  }
+  try {
+    await Parser.init({ wasmBinary: runtime });
+    const language = await Language.load(new Uint8Array(grammar));
     const instance = new Parser();
     instance.setLanguage(language);
     return instance;
   } catch {
-    // Without a parser nothing is proven read-only: every command asks.
     return null;
   }
 }

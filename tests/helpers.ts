@@ -1,0 +1,161 @@
+/**
+ * Runtime-neutral test helpers: temporary directories, the file-system
+ * backends to run conformance tests against, and session factories.
+ */
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AsyncFileSystem,
+  createMemoryFileSystem,
+  createNodeFileSystem,
+  createNodeProcessBackend,
+  createSession,
+  type FinalizedToolset,
+  finalizeToolset,
+  type PermissionMode,
+  type ProcessBackend,
+  type ToolResult,
+  type ToolSessionContext,
+} from "../mod.ts";
+import * as fs from "node:fs/promises";
+
+/** Whether the tests run under Deno. */
+export const underDeno: boolean = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
+/** A fresh real temporary directory (canonical), removed by `cleanup`. */
+export async function tempDir(): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const path = await realpath(await mkdtemp(join(tmpdir(), "owt-")));
+  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** A layout entry: text content, or a symlink target. */
+export type Layout = Record<string, string | { symlink: string } | { dir: true }>;
+
+/** Sets up one backend with a layout rooted at a directory it provides. */
+export interface BackendFixture {
+  /** The backend's name, for test names. */
+  readonly name: string;
+  /** Creates a root holding `layout` and returns it with the backend. */
+  make(
+    layout: Layout,
+  ): Promise<
+    { root: string; outside: string; filesystem: AsyncFileSystem; cleanup(): Promise<void> }
+  >;
+  /** Reads a file's text directly (bypassing the tools), or null. */
+  readText(filesystem: AsyncFileSystem, path: string): Promise<string | null>;
+  /** Writes a file directly (as an external writer would). */
+  writeText(filesystem: AsyncFileSystem, path: string, text: string): Promise<void>;
+}
+
+async function layOutOnDisk(root: string, layout: Layout): Promise<void> {
+  for (const [relative, entry] of Object.entries(layout)) {
+    const path = join(root, relative);
+    await fs.mkdir(join(path, ".."), { recursive: true });
+    if (typeof entry === "string") await fs.writeFile(path, entry);
+    else if ("symlink" in entry) await fs.symlink(entry.symlink, path);
+    else await fs.mkdir(path, { recursive: true });
+  }
+}
+
+function diskFixture(name: string, create: () => Promise<AsyncFileSystem>): BackendFixture {
+  return {
+    name,
+    async make(layout) {
+      const dir = await tempDir();
+      const root = join(dir.path, "repo");
+      const outside = join(dir.path, "outside");
+      await fs.mkdir(root);
+      await fs.mkdir(outside);
+      await fs.writeFile(join(outside, "secret.txt"), "secret\n");
+      await layOutOnDisk(root, layout);
+      return { root, outside, filesystem: await create(), cleanup: dir.cleanup };
+    },
+    readText: (_fs, path) => fs.readFile(path, "utf8").catch(() => null),
+    writeText: (_fs, path, text) => fs.writeFile(path, text),
+  };
+}
+
+/** The backends every conformance test runs against: Deno (under Deno), Node, memory. */
+export async function backendFixtures(): Promise<BackendFixture[]> {
+  const fixtures: BackendFixture[] = [];
+  if (underDeno) {
+    const deno = await import("../src/backends/deno/filesystem.ts");
+    fixtures.push(diskFixture("deno", () => Promise.resolve(deno.createDenoFileSystem())));
+  }
+  fixtures.push(diskFixture("node", () => Promise.resolve(createNodeFileSystem())));
+  fixtures.push({
+    name: "memory",
+    make(layout) {
+      const memory = createMemoryFileSystem();
+      memory.mkdirp("/work/repo");
+      memory.writeFile("/work/outside/secret.txt", "secret\n");
+      for (const [relative, entry] of Object.entries(layout)) {
+        const path = `/work/repo/${relative}`;
+        if (typeof entry === "string") memory.writeFile(path, entry);
+        else if ("symlink" in entry) memory.symlink(entry.symlink, path);
+        else memory.mkdirp(path);
+      }
+      return Promise.resolve({
+        root: "/work/repo",
+        outside: "/work/outside",
+        filesystem: memory,
+        cleanup: () => Promise.resolve(),
+      });
+    },
+    readText: (filesystem, path) =>
+      Promise.resolve((filesystem as ReturnType<typeof createMemoryFileSystem>).readText(path)),
+    writeText: (filesystem, path, text) => {
+      (filesystem as ReturnType<typeof createMemoryFileSystem>).writeFile(path, text);
+      return Promise.resolve();
+    },
+  });
+  return fixtures;
+}
+
+/** The process backends to test: Deno (under Deno) and Node. */
+export async function processBackends(): Promise<{ name: string; create: () => ProcessBackend }[]> {
+  const list: { name: string; create: () => ProcessBackend }[] = [];
+  if (underDeno) {
+    const deno = await import("../src/backends/deno/process.ts");
+    list.push({ name: "deno", create: () => deno.createDenoProcessBackend({ graceMs: 300 }) });
+  }
+  list.push({ name: "node", create: () => createNodeProcessBackend({ graceMs: 300 }) });
+  return list;
+}
+
+/** A session and toolset over a fixture. */
+export interface Workspace {
+  readonly root: string;
+  readonly outside: string;
+  readonly filesystem: AsyncFileSystem;
+  readonly session: ToolSessionContext;
+  readonly toolset: FinalizedToolset;
+  call(name: string, input: unknown, signal?: AbortSignal): Promise<ToolResult>;
+  cleanup(): Promise<void>;
+}
+
+/** Makes a workspace on a fixture with the given layout. */
+export async function workspace(
+  fixture: BackendFixture,
+  layout: Layout,
+  options: { mode?: PermissionMode; skillRoot?: string | null; processes?: ProcessBackend } = {},
+): Promise<Workspace> {
+  const made = await fixture.make(layout);
+  const session = await createSession({
+    workingDirectory: made.root,
+    filesystem: made.filesystem,
+    permissions: { mode: options.mode ?? "default" },
+    skillRoot: options.skillRoot ?? null,
+    ...(options.processes ? { processes: options.processes } : {}),
+  });
+  const toolset = finalizeToolset({ session });
+  let n = 0;
+  return {
+    ...made,
+    session,
+    toolset,
+    call: (name, input, signal) =>
+      toolset.call({ name, input, callId: `call-${++n}`, ...(signal ? { signal } : {}) }),
+  };
+}
