@@ -19,6 +19,8 @@ import {
   type ToolSessionContext,
 } from "../mod.ts";
 import * as fs from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 
 /** Whether the tests run under Deno. */
 export const underDeno: boolean = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
@@ -48,12 +50,25 @@ export interface BackendFixture {
   writeText(filesystem: AsyncFileSystem, path: string, text: string): Promise<void>;
 }
 
+const execFileAsync = promisify(execFile);
+
+/** Runs a bash snippet with arguments (tests create symlinks and FIFOs this way: Deno's own API needs unscoped write). */
+export async function sh(script: string, ...args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync("bash", ["-c", script, "sh", ...args]);
+  return stdout;
+}
+
+/** Creates a symbolic link on disk. */
+export function symlinkOnDisk(target: string, path: string): Promise<string> {
+  return sh('ln -s "$1" "$2"', target, path);
+}
+
 async function layOutOnDisk(root: string, layout: Layout): Promise<void> {
   for (const [relative, entry] of Object.entries(layout)) {
     const path = join(root, relative);
     await fs.mkdir(join(path, ".."), { recursive: true });
     if (typeof entry === "string") await fs.writeFile(path, entry);
-    else if ("symlink" in entry) await fs.symlink(entry.symlink, path);
+    else if ("symlink" in entry) await symlinkOnDisk(entry.symlink, path);
     else await fs.mkdir(path, { recursive: true });
   }
 }

@@ -130,7 +130,8 @@ export async function resolvePath(
   intent: PathIntent,
 ): Promise<CheckedPath> {
   validateInput(input);
-  const joined = isAbsolute(input) ? input : posix.join(roots.workingDirectory, input);
+  // Joined without normalizing: `link/..` must go where the kernel goes, not where the text suggests.
+  const joined = isAbsolute(input) ? input : `${roots.workingDirectory}/${input}`;
   const lexical = posix.resolve(joined);
   const given = [roots.workingDirectory, roots.skillRoot].filter((r): r is string => r !== null);
   const canonical = await Promise.all(given.map((root) => canonicalRoot(filesystem, root)));

@@ -1,0 +1,282 @@
+/**
+ * The spec's §11 "路径安全" (path safety) on every file-system backend, and
+ * every bad-path case with its error code.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CheckedPath, createSession } from "../mod.ts";
+import { backendFixtures, symlinkOnDisk, workspace } from "./helpers.ts";
+
+const fixtures = await backendFixtures();
+
+const LAYOUT = {
+  "src/a.txt": "alpha\n",
+  "src/deep/b.txt": "beta\n",
+  ".git/config": "[core]\n",
+  "link-out": { symlink: "../outside/secret.txt" },
+  "dir-out": { symlink: "../outside" },
+  "chain1": { symlink: "chain2" },
+  "chain2": { symlink: "../outside/secret.txt" },
+  "link-in": { symlink: "src/a.txt" },
+  "dangling": { symlink: "../outside/new.txt" },
+  "srclink": { symlink: "src" },
+};
+
+for (const fixture of fixtures) {
+  test(`路径安全 (${fixture.name}): a symlink pointing outside the workspace is refused`, async () => {
+    const ws = await workspace(fixture, LAYOUT);
+    try {
+      for (const path of ["link-out", "chain1", "dir-out/secret.txt", "dir-out"]) {
+        const read = await ws.call("read", { path });
+        assert.equal(read.error?.code, "path_outside_root", path);
+        assert.doesNotMatch(read.output, /^secret$/m);
+      }
+      const write = await ws.call("write", { path: "link-out", content: "pwned" });
+      assert.equal(write.error?.code, "path_outside_root");
+      const editThroughDir = await ws.call("edit", {
+        path: "dir-out/secret.txt",
+        old_text: "secret",
+        new_text: "x",
+      });
+      assert.equal(editThroughDir.error?.code, "path_outside_root");
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.outside}/secret.txt`), "secret\n");
+      // `..` after a symlinked directory: the kernel follows the link first, Deno's permission layer
+      // normalizes lexically first. Either way nothing outside the root is reached.
+      for (
+        const path of [
+          "dir-out/../outside/secret.txt",
+          "srclink/../../outside/secret.txt",
+          "dir-out/../x",
+        ]
+      ) {
+        const up = await ws.call("read", { path });
+        assert.equal(up.ok, false, path);
+        assert.ok(
+          ["path_outside_root", "not_found"].includes(up.error!.code),
+          `${path}: ${up.output}`,
+        );
+        assert.doesNotMatch(up.output, /^\s*1\tsecret$/m);
+      }
+      const parent = await ws.call("list", { path: "dir-out/.." });
+      if (parent.ok) {
+        assert.match(parent.output, /^src\/$/m, "lexically, dir-out/.. is the root itself");
+      } else assert.equal(parent.error?.code, "path_outside_root");
+      // A link that stays inside is followed; writing through it changes the target and keeps the link.
+      assert.equal((await ws.call("read", { path: "link-in" })).ok, true);
+      const through = await ws.call("write", { path: "link-in", content: "changed\n" });
+      assert.equal(through.ok, true, through.output);
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.root}/src/a.txt`), "changed\n");
+      assert.equal((await ws.filesystem.lstat(`${ws.root}/link-in`)).kind, "symlink");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`路径安全 (${fixture.name}): a new file whose parent is outside the root is refused`, async () => {
+    const ws = await workspace(fixture, LAYOUT);
+    try {
+      const cases: [string, string][] = [
+        ["dir-out/new.txt", "path_outside_root"],
+        ["dir-out/sub/new.txt", "path_outside_root"],
+        ["../outside/new.txt", "path_outside_root"],
+        [`${ws.outside}/new.txt`, "path_outside_root"],
+        ["dangling", "invalid_path"],
+        ["missing/../../outside/new.txt", "path_outside_root"],
+      ];
+      for (const [path, code] of cases) {
+        const result = await ws.call("write", { path, content: "x" });
+        assert.equal(result.error?.code, code, `${path}: ${result.output}`);
+      }
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.outside}/new.txt`), null);
+      const edit = await ws.call("edit", {
+        path: "dir-out/created.txt",
+        old_text: "",
+        new_text: "x",
+      });
+      assert.equal(edit.error?.code, "path_outside_root");
+      // Inside, missing parents are created one level at a time.
+      const nested = await ws.call("write", { path: "n1/n2/n3/file.txt", content: "deep\n" });
+      assert.equal(nested.ok, true, nested.output);
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.root}/n1/n2/n3/file.txt`), "deep\n");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`路径安全 (${fixture.name}): every bad path gets a clear error code`, async () => {
+    const ws = await workspace(fixture, LAYOUT);
+    try {
+      const cases: [unknown, string][] = [
+        ["", "invalid_path"],
+        ["a\0b", "invalid_path"],
+        ["x".repeat(5000), "invalid_path"],
+        [`${"y".repeat(300)}/f.txt`, "invalid_path"],
+        ["/etc/passwd", "path_outside_root"],
+        ["../outside/secret.txt", "path_outside_root"],
+        ["src/../../outside/secret.txt", "path_outside_root"],
+        [`${ws.root}-evil/x`, "path_outside_root"],
+        ["no/such/file.txt", "not_found"],
+        ["src", "is_directory"],
+      ];
+      for (const [path, code] of cases) {
+        const result = await ws.call("read", { path });
+        assert.equal(result.error?.code, code, `${String(path).slice(0, 40)}: ${result.output}`);
+        assert.ok(result.output.length > 20, "the message says what is wrong");
+      }
+      const protectedWrite = await ws.call("write", {
+        path: ".git/hooks/pre-commit",
+        content: "#!/bin/sh\n",
+      });
+      assert.equal(protectedWrite.error?.code, "path_protected");
+      const protectedEdit = await ws.call("edit", {
+        path: ".git/config",
+        old_text: "[core]",
+        new_text: "[x]",
+      });
+      assert.equal(protectedEdit.error?.code, "path_protected");
+      // Reading .git is allowed; it is only protected from writes.
+      assert.equal((await ws.call("read", { path: ".git/config" })).ok, true);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`路径安全 (${fixture.name}): root containment compares whole segments`, async () => {
+    const made = await fixture.make({ "a.txt": "a\n" });
+    try {
+      const session = await createSession({
+        workingDirectory: made.root,
+        filesystem: made.filesystem,
+      });
+      // A sibling whose name extends the root's is not inside it.
+      await assert.rejects(session.resolvePath(`${made.root}-evil/x.txt`, "write", "may_create"), {
+        code: "path_outside_root",
+      });
+      const inside = await session.resolvePath(`${made.root}/a.txt`, "read", "must_exist");
+      assert.equal(inside.display, "a.txt");
+    } finally {
+      await made.cleanup();
+    }
+  });
+
+  test(`路径安全 (${fixture.name}): the skill root is readable and refuses writes`, async () => {
+    const made = await fixture.make({ "a.txt": "a\n" });
+    try {
+      await fixture.writeText(made.filesystem, `${made.outside}/skills/demo/SKILL.md`, "# Demo\n")
+        .catch(async () => {
+          const { mkdir, writeFile } = await import("node:fs/promises");
+          await mkdir(`${made.outside}/skills/demo`, { recursive: true });
+          await writeFile(`${made.outside}/skills/demo/SKILL.md`, "# Demo\n");
+        });
+      const ws = await workspace({ ...fixture, make: () => Promise.resolve(made) }, {}, {
+        skillRoot: `${made.outside}/skills`,
+      });
+      const skill = `${made.outside}/skills/demo/SKILL.md`;
+      const read = await ws.call("read", { path: skill });
+      assert.equal(read.ok, true, read.output);
+      assert.match(read.output, /# Demo/);
+      assert.equal((await ws.call("list", { path: `${made.outside}/skills` })).ok, true);
+      assert.equal(
+        (await ws.call("grep", { pattern: "Demo", path: `${made.outside}/skills` })).ok,
+        true,
+      );
+      assert.equal(
+        (await ws.call("glob", { pattern: "**/*.md", path: `${made.outside}/skills` })).ok,
+        true,
+      );
+      assert.equal(
+        (await ws.call("write", { path: skill, content: "x" })).error?.code,
+        "path_protected",
+      );
+      assert.equal(
+        (await ws.call("edit", { path: skill, old_text: "Demo", new_text: "X" })).error?.code,
+        "path_protected",
+      );
+      // Outside both roots stays refused.
+      assert.equal(
+        (await ws.call("read", { path: `${made.outside}/secret.txt` })).error?.code,
+        "path_outside_root",
+      );
+    } finally {
+      await made.cleanup();
+    }
+  });
+}
+
+test("路径安全: tools cannot bypass CheckedPath to reach a raw path", async () => {
+  const [fixture] = fixtures;
+  const ws = await workspace(fixture, LAYOUT);
+  try {
+    // A CheckedPath cannot be made from a string.
+    assert.throws(
+      () => new CheckedPath("/etc/passwd", "read", "working_directory", true),
+      TypeError,
+    );
+    // Its real path is not among its fields, its JSON or its string form.
+    const checked = await ws.session.resolvePath("src/a.txt", "read", "must_exist");
+    const shown = JSON.stringify(checked) + String(checked) + Object.values(checked).join(" ");
+    assert.doesNotMatch(shown, new RegExp(ws.root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+    assert.ok(Object.isFrozen(checked));
+    // Backends refuse anything that is not a CheckedPath, including a look-alike.
+    const fake = Object.assign(Object.create(CheckedPath.prototype), { display: "/etc/passwd" });
+    for (const attempt of ["/etc/passwd", fake, { ...checked }]) {
+      await assert.rejects(ws.filesystem.readFile(attempt as CheckedPath, { maxBytes: 10 }), {
+        code: "invalid_path",
+      });
+      await assert.rejects(
+        ws.filesystem.writeFileAtomic(attempt as CheckedPath, new Uint8Array()),
+        {
+          code: "invalid_path",
+        },
+      );
+    }
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test("路径安全: Allow cannot bypass the path boundary", async () => {
+  const [fixture] = fixtures;
+  const ws = await workspace(fixture, LAYOUT, { mode: "acceptEdits" });
+  try {
+    let asked = 0;
+    // The person approves everything; the boundary still holds at execution.
+    const approve = () => {
+      asked++;
+      return Promise.resolve(true);
+    };
+    for (const path of ["../outside/secret.txt", "link-out", "dir-out/x.txt", "/etc/passwd"]) {
+      const result = await ws.toolset.call({
+        name: "write",
+        input: { path, content: "pwned" },
+        callId: "c",
+        approve,
+      });
+      assert.equal(result.ok, false, path);
+      assert.equal(result.error?.code, "path_outside_root", path);
+    }
+    // Even a call prepared while the path was inside is re-resolved at execution.
+    const prepared = await ws.toolset.prepare("write", { path: "swap/target.txt", content: "x" });
+    assert.equal(prepared.ok, true);
+    const { rm } = await import("node:fs/promises");
+    if (fixture.name !== "memory") {
+      await rm(`${ws.root}/swap`, { recursive: true, force: true });
+      await symlinkOnDisk(ws.outside, `${ws.root}/swap`);
+    } else {
+      (ws.filesystem as ReturnType<typeof import("../mod.ts").createMemoryFileSystem>).symlink(
+        ws.outside,
+        `${ws.root}/swap`,
+      );
+    }
+    const executed = await ws.toolset.execute(prepared, { callId: "c2" });
+    assert.equal(executed.error?.code, "path_outside_root");
+    assert.equal(await fixture.readText(ws.filesystem, `${ws.outside}/target.txt`), null);
+    assert.equal(
+      asked,
+      0,
+      "acceptEdits allows writes without asking; the boundary refused them anyway",
+    );
+  } finally {
+    await ws.cleanup();
+  }
+});
