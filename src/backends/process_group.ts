@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
 import type { ProcessHandle } from "./process.ts";
 
 /** The signals the termination path sends; `probe` only asks whether the group exists. */
@@ -15,6 +17,47 @@ export type GroupSignal = "SIGTERM" | "SIGKILL" | "probe";
  */
 export type GroupSignaller = (pgid: number, signal: GroupSignal) => Promise<boolean>;
 
+/**
+ * Signals a group through bash's `kill` builtin. Under Deno, `Deno.kill` and
+ * `process.kill` need unrestricted `--allow-run`; a host that grants only
+ * `--allow-run=bash` still gets a working termination path this way.
+ */
+export function signalThroughBash(pgid: number, signal: GroupSignal): Promise<boolean> {
+  const flag = signal === "probe" ? "-0" : `-${signal.slice(3)}`;
+  return new Promise((resolve) => {
+    execFile(
+      "bash",
+      ["-c", 'kill "$1" -- "-$2" 2>/dev/null', "kill", flag, String(pgid)],
+      (error) => {
+        // Exit status 1 means no process is left in the group; a failure to run bash leaves it unknown.
+        const code = (error as { code?: unknown } | null)?.code;
+        resolve(error === null || code !== 1);
+      },
+    );
+  });
+}
+
+/**
+ * Wraps a runtime's direct group signaller: when the runtime's permission
+ * guard refuses it (Deno's `NotCapable`), every later signal goes through bash.
+ */
+export function withBashFallback(
+  direct: (pgid: number, signal: GroupSignal) => boolean,
+): GroupSignaller {
+  let capable = true;
+  return (pgid, signal) => {
+    if (capable) {
+      try {
+        return Promise.resolve(direct(pgid, signal));
+      } catch (error) {
+        if ((error as { name?: string }).name !== "NotCapable") throw error;
+        capable = false;
+      }
+    }
+    return signalThroughBash(pgid, signal);
+  };
+}
+
 /** Timing of the termination path. */
 export interface TerminationTiming {
   /** How long a group may handle SIGTERM before SIGKILL (default 1000 ms). */
@@ -25,11 +68,55 @@ export interface TerminationTiming {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Members of group `pgid` as `[state, …]` from /proc, or `null` where /proc cannot be read. */
+async function statesFromProc(pgid: number): Promise<string[] | null> {
+  try {
+    const states: string[] = [];
+    for (const name of await readdir("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      let stat: string;
+      try {
+        stat = await readFile(`/proc/${name}/stat`, "utf8");
+      } catch (error) {
+        if ((error as { name?: string }).name === "NotCapable") return null;
+        continue; // the process ended meanwhile
+      }
+      // Fields after the command's closing parenthesis: state, ppid, pgrp, …
+      const [state, , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(group) === pgid) states.push(state);
+    }
+    return states;
+  } catch {
+    return null;
+  }
+}
+
+/** Members of group `pgid` as states, through `ps` (for runtimes that refuse /proc). */
+function statesFromPs(pgid: number): Promise<string[] | null> {
+  return new Promise((resolve) => {
+    execFile("bash", ["-c", "ps -eo pgid=,stat="], (error, stdout) => {
+      if (error !== null) return resolve(null);
+      const states = String(stdout).split("\n").map((line) => line.trim().split(/\s+/))
+        .filter(([group]) => Number(group) === pgid).map(([, state]) => state);
+      resolve(states);
+    });
+  });
+}
+
+/**
+ * Whether every process left in group `pgid` is a zombie: dead, only waiting
+ * for its new parent (init) to reap it, which some inits do late.
+ */
+async function onlyZombiesLeft(pgid: number): Promise<boolean> {
+  const states = (await statesFromProc(pgid)) ?? (await statesFromPs(pgid));
+  return states !== null && states.every((state) => state.startsWith("Z"));
+}
+
 async function vanishes(pgid: number, send: GroupSignaller, withinMs: number): Promise<boolean> {
   const end = Date.now() + withinMs;
   let delay = 1;
   while (true) {
-    if (!(await send(pgid, "probe"))) return true;
+    if (!(await send(pgid, "probe")) || await onlyZombiesLeft(pgid)) return true;
     if (Date.now() >= end) return false;
     await sleep(Math.min(delay, Math.max(1, end - Date.now())));
     delay = Math.min(delay * 2, 16);

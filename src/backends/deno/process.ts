@@ -8,47 +8,21 @@ import type { ProcessBackend, ProcessExit } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { OwnedGroups, ownedHandle } from "../process_group.ts";
-import type { GroupSignal, GroupSignaller, TerminationTiming } from "../process_group.ts";
+import { OwnedGroups, ownedHandle, withBashFallback } from "../process_group.ts";
+import type { GroupSignaller, TerminationTiming } from "../process_group.ts";
 
-/**
- * Signals through bash's `kill` builtin. Deno.kill needs unrestricted
- * `--allow-run`; a host that grants only `--allow-run=bash` still gets a
- * working termination path this way.
- */
-async function signalThroughBash(pgid: number, signal: GroupSignal): Promise<boolean> {
-  const flag = signal === "probe" ? "-0" : `-${signal.slice(3)}`;
-  try {
-    const { code } = await new Deno.Command("bash", {
-      args: ["-c", 'kill "$1" -- "-$2"', "kill", flag, String(pgid)],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return code === 0;
-  } catch {
-    return true;
-  }
-}
-
-let killCapable = true;
-
-const signalGroup: GroupSignaller = (pgid, signal) => {
-  if (!killCapable) return signalThroughBash(pgid, signal);
+const signalGroup: GroupSignaller = withBashFallback((pgid, signal) => {
   try {
     // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
     // wakes a stopped member so that a pending SIGTERM can take effect.
     Deno.kill(-pgid, signal === "probe" ? "SIGCONT" : signal);
-    return Promise.resolve(true);
+    return true;
   } catch (error) {
     const { name, code } = error as { name?: string; code?: string };
-    if (name === "NotCapable") {
-      killCapable = false;
-      return signalThroughBash(pgid, signal);
-    }
-    return Promise.resolve(!(code === "ESRCH" || name === "NotFound"));
+    if (name === "NotCapable") throw error;
+    return !(code === "ESRCH" || name === "NotFound");
   }
-};
+});
 
 /**
  * Makes the Deno process backend.

@@ -10,17 +10,19 @@ import type { ProcessBackend, ProcessExit } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { OwnedGroups, ownedHandle } from "../process_group.ts";
+import { OwnedGroups, ownedHandle, withBashFallback } from "../process_group.ts";
 import type { GroupSignaller, TerminationTiming } from "../process_group.ts";
 
-const signalGroup: GroupSignaller = (pgid, signal) => {
+const signalGroup: GroupSignaller = withBashFallback((pgid, signal) => {
   try {
     process.kill(-pgid, signal === "probe" ? 0 : signal);
-    return Promise.resolve(true);
+    return true;
   } catch (error) {
-    return Promise.resolve((error as { code?: string }).code !== "ESRCH");
+    const { code, name } = error as { code?: string; name?: string };
+    if (name === "NotCapable") throw error;
+    return code !== "ESRCH";
   }
-};
+});
 
 /**
  * Makes the Node process backend.

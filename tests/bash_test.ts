@@ -1,0 +1,420 @@
+/**
+ * The spec's §11 "取消与进程" (cancellation and processes) on both process
+ * backends, and the bash tool's result rules.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import process from "node:process";
+import {
+  type BashOutput,
+  createNodeFileSystem,
+  createSession,
+  finalizeToolset,
+  type ProcessBackend,
+  type ProcessHandle,
+  type ToolProgress,
+} from "../mod.ts";
+import { processBackends, sh, tempDir } from "./helpers.ts";
+
+/** Pids of live (non-zombie) processes among `pids`. */
+async function survivors(pids: number[]): Promise<number[]> {
+  if (pids.length === 0) return [];
+  const out = await sh('ps -o pid=,stat= -p "$1" || true', pids.join(","));
+  return out.split("\n").map((l) => l.trim().split(/\s+/)).filter(([pid, stat]) =>
+    pid && !stat?.startsWith("Z")
+  )
+    .map(([pid]) => Number(pid));
+}
+
+/** Live processes in process group `pgid`. */
+async function groupMembers(pgid: number): Promise<number[]> {
+  const out = await sh("ps -eo pid=,pgid=,stat=");
+  return out.split("\n").map((l) => l.trim().split(/\s+/)).filter(([, g, stat]) =>
+    Number(g) === pgid && !stat?.startsWith("Z")
+  )
+    .map(([pid]) => Number(pid));
+}
+
+async function pidsIn(file: string): Promise<number[]> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  return text.split(/\s+/).filter(Boolean).map(Number);
+}
+
+async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A backend that records terminate() calls on the handles it gives out. */
+function recording(
+  inner: ProcessBackend,
+): ProcessBackend & { terminations: number; pids: number[] } {
+  const wrapper = {
+    terminations: 0,
+    pids: [] as number[],
+    get owned() {
+      return inner.owned;
+    },
+    shutdown: () => inner.shutdown(),
+    async spawn(request: Parameters<ProcessBackend["spawn"]>[0]): Promise<ProcessHandle> {
+      const handle = await inner.spawn(request);
+      wrapper.pids.push(handle.pid);
+      return {
+        ...handle,
+        terminate: () => {
+          wrapper.terminations++;
+          return handle.terminate();
+        },
+      };
+    },
+  };
+  return wrapper;
+}
+
+async function bashWorkspace(processes: ProcessBackend) {
+  const dir = await tempDir();
+  const session = await createSession({
+    workingDirectory: dir.path,
+    filesystem: createNodeFileSystem(),
+    processes,
+    environment: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir.path, LANG: "C.UTF-8" },
+  });
+  return {
+    dir: dir.path,
+    cleanup: dir.cleanup,
+    session,
+    toolset: finalizeToolset({ session, select: ["bash"] }),
+  };
+}
+
+for (const { name, create } of await processBackends()) {
+  test(`取消与进程 (${name}): cancelling a turn cancels all active calls at once`, async () => {
+    const backend = recording(create());
+    const ws = await bashWorkspace(backend);
+    try {
+      const turn = new AbortController();
+      const calls = [1, 2, 3].map((i) =>
+        ws.toolset.call({
+          name: "bash",
+          input: { command: `echo started ${i}; sleep 300` },
+          callId: `c${i}`,
+          signal: turn.signal,
+        })
+      );
+      await until(() => Promise.resolve(backend.pids.length === 3));
+      await until(async () =>
+        (await Promise.all(backend.pids.map(groupMembers))).every((m) => m.length > 0)
+      );
+      turn.abort();
+      const results = await Promise.all(calls);
+      for (const result of results) {
+        assert.equal(result.error?.code, "cancelled");
+        assert.equal((result.data as BashOutput).status, "cancelled");
+      }
+      assert.deepEqual(await survivors(backend.pids), []);
+      assert.equal(backend.owned, 0);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`取消与进程 (${name}): timeout and user cancel end in the same termination path`, async () => {
+    const backend = recording(create());
+    const ws = await bashWorkspace(backend);
+    try {
+      // A shell that ignores SIGTERM: both paths must escalate to SIGKILL through the same terminate().
+      const stubborn = "trap '' TERM; echo ready; while :; do sleep 0.05; done";
+      const timed = await ws.toolset.call({
+        name: "bash",
+        input: { command: stubborn, timeout_ms: 300 },
+        callId: "t",
+      });
+      assert.equal((timed.data as BashOutput).status, "timed_out");
+      assert.equal(backend.terminations, 1);
+      const turn = new AbortController();
+      const pending = ws.toolset.call({
+        name: "bash",
+        input: { command: stubborn },
+        callId: "c",
+        signal: turn.signal,
+      });
+      await until(() => Promise.resolve(backend.pids.length === 2));
+      setTimeout(() => turn.abort(), 200);
+      const cancelled = await pending;
+      assert.equal((cancelled.data as BashOutput).status, "cancelled");
+      assert.equal(backend.terminations, 2);
+      for (const result of [timed, cancelled]) {
+        assert.match((result.data as BashOutput).stdout, /ready/);
+      }
+      assert.deepEqual(await survivors(backend.pids), []);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`取消与进程 (${name}): bash ends the whole process group and returns the output gathered before the kill`, async () => {
+    const backend = recording(create());
+    const ws = await bashWorkspace(backend);
+    try {
+      const pidfile = `${ws.dir}/pids`;
+      // Background children and grandchildren, one of which ignores SIGTERM.
+      const command = [
+        `echo before-kill`,
+        `echo error-side >&2`,
+        `sleep 300 & echo $! >> ${pidfile}`,
+        `(trap '' TERM; sleep 300 & echo $! >> ${pidfile}; sleep 300) & echo $! >> ${pidfile}`,
+        `bash -c 'sleep 300 & echo $! >> ${pidfile}; wait' &`,
+        `wait`,
+      ].join("\n");
+      const turn = new AbortController();
+      const pending = ws.toolset.call({
+        name: "bash",
+        input: { command },
+        callId: "c",
+        signal: turn.signal,
+      });
+      await until(async () => (await pidsIn(pidfile)).length === 4);
+      const pids = [...await pidsIn(pidfile), ...backend.pids];
+      assert.equal((await survivors(pids)).length, pids.length, "all started");
+      turn.abort();
+      const result = await pending;
+      const data = result.data as BashOutput;
+      assert.equal(data.status, "cancelled");
+      assert.match(data.stdout, /before-kill/);
+      assert.match(data.stderr, /error-side/);
+      assert.deepEqual(await survivors(pids), [], "no member of the group survives");
+      assert.deepEqual(await groupMembers(backend.pids[0]), []);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`取消与进程 (${name}): background children do not outlive a normal exit`, async () => {
+    const backend = recording(create());
+    const ws = await bashWorkspace(backend);
+    try {
+      const result = await ws.toolset.call({
+        name: "bash",
+        input: { command: `sleep 300 & echo $! > ${ws.dir}/bg; echo done` },
+        callId: "c",
+      });
+      assert.equal((result.data as BashOutput).status, "exited");
+      assert.equal((result.data as BashOutput).stdout, "done\n");
+      assert.deepEqual(await survivors(await pidsIn(`${ws.dir}/bg`)), []);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`取消与进程 (${name}): an unconfirmed kill yields outcome_unknown and leaves no orphan`, async () => {
+    const real = create();
+    // The injected backend cannot confirm the end: its handles' terminate() reports failure.
+    const unconfirmed: ProcessBackend = {
+      get owned() {
+        return real.owned;
+      },
+      shutdown: () => real.shutdown(),
+      async spawn(request) {
+        const handle = await real.spawn(request);
+        return { ...handle, terminate: () => Promise.resolve(false) };
+      },
+    };
+    const ws = await bashWorkspace(unconfirmed);
+    try {
+      const result = await ws.toolset.call({
+        name: "bash",
+        input: { command: `echo $$ > ${ws.dir}/pid; echo partial; sleep 300`, timeout_ms: 300 },
+        callId: "c",
+      });
+      assert.equal(result.ok, false);
+      assert.equal(result.error?.code, "outcome_unknown");
+      assert.equal((result.data as BashOutput).status, "outcome_unknown");
+      assert.match((result.data as BashOutput).stdout, /partial/);
+      // The backend still owns the group: it is not an orphan, and shutdown ends it.
+      const [pid] = await pidsIn(`${ws.dir}/pid`);
+      assert.equal(real.owned, 1);
+      assert.deepEqual(await survivors([pid]), [pid]);
+      assert.equal(await real.shutdown(), true);
+      assert.equal(real.owned, 0);
+      assert.deepEqual(await survivors([pid]), []);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`取消与进程 (${name}): yes cannot exhaust memory`, async () => {
+    const ws = await bashWorkspace(create());
+    try {
+      const before = process.memoryUsage().rss;
+      const result = await ws.toolset.call({
+        name: "bash",
+        input: { command: "yes", timeout_ms: 2000 },
+        callId: "c",
+      });
+      const grown = process.memoryUsage().rss - before;
+      const data = result.data as BashOutput;
+      assert.equal(data.status, "timed_out");
+      assert.ok(
+        data.stdout_omitted_bytes > 50 * 1024 * 1024,
+        `only ${data.stdout_omitted_bytes} bytes were drained`,
+      );
+      assert.ok(data.stdout.length < 40 * 1024, "only a head and a tail are kept");
+      assert.match(data.stdout, /^y\ny\n[\s\S]*\[… \d+ bytes omitted …\]\n[\s\S]*y\n$/);
+      assert.ok(grown < 200 * 1024 * 1024, `rss grew by ${grown} bytes`);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`工具语义 (${name}): a non-zero exit is a normal tool result`, async () => {
+    const ws = await bashWorkspace(create());
+    try {
+      const result = await ws.toolset.call({
+        name: "bash",
+        input: { command: "echo out; echo err >&2; exit 3" },
+        callId: "c",
+      });
+      assert.equal(result.ok, true);
+      assert.equal(result.error, undefined);
+      const data = result.data as BashOutput;
+      assert.deepEqual([data.status, data.exit_code, data.stdout, data.stderr], [
+        "exited",
+        3,
+        "out\n",
+        "err\n",
+      ]);
+      assert.match(result.output, /\[exit code 3\]/);
+      const killed = await ws.toolset.call({
+        name: "bash",
+        input: { command: "kill -9 $$" },
+        callId: "k",
+      });
+      assert.equal(killed.ok, true);
+      assert.equal((killed.data as BashOutput).signal, "SIGKILL");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`结果与 Artifact (${name}): a failing or slow progress sink leaves the result unchanged`, async () => {
+    const ws = await bashWorkspace(create());
+    try {
+      const command = "for i in $(seq 1 200); do echo line $i; echo err $i >&2; done; exit 2";
+      const plain = await ws.toolset.call({ name: "bash", input: { command }, callId: "a" });
+      const seen: ToolProgress[] = [];
+      const throwing = await ws.toolset.call({
+        name: "bash",
+        input: { command },
+        callId: "b",
+        progress: (event) => {
+          seen.push(event);
+          throw new Error("sink broke");
+        },
+      });
+      const slow = await ws.toolset.call({
+        name: "bash",
+        input: { command },
+        callId: "c",
+        progress: () => new Promise((resolve) => setTimeout(resolve, 1000)),
+      });
+      const rejecting = await ws.toolset.call({
+        name: "bash",
+        input: { command },
+        callId: "d",
+        progress: () => Promise.reject(new Error("async sink broke")),
+      });
+      const strip = (d: BashOutput) => ({ ...d, duration_ms: 0 });
+      for (const other of [throwing, slow, rejecting]) {
+        assert.equal(other.ok, plain.ok);
+        assert.deepEqual(strip(other.data as BashOutput), strip(plain.data as BashOutput));
+        assert.equal(other.output, plain.output);
+      }
+      assert.ok(seen.length > 0, "progress was offered");
+      assert.ok(
+        (slow.data as BashOutput).duration_ms < 1000,
+        "a slow sink does not hold the result",
+      );
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`bash (${name}): progress streams chunks while the command runs; stdin is closed`, async () => {
+    const ws = await bashWorkspace(create());
+    try {
+      const events: ToolProgress[] = [];
+      let sawBeforeEnd = false;
+      const result = await ws.toolset.call({
+        name: "bash",
+        input: {
+          command: `echo first; while [ ! -e ${ws.dir}/go ]; do sleep 0.02; done; echo second`,
+        },
+        callId: "c",
+        progress: async (event) => {
+          events.push(event);
+          if (event.kind === "stdout" && event.chunk.includes("first")) {
+            sawBeforeEnd = true;
+            await sh('touch "$1"', `${ws.dir}/go`);
+          }
+        },
+      });
+      assert.equal(sawBeforeEnd, true);
+      assert.equal((result.data as BashOutput).stdout, "first\nsecond\n");
+      const interactive = await ws.toolset.call({
+        name: "bash",
+        input: { command: 'read x; echo "got:[$x] $?"' },
+        callId: "i",
+      });
+      assert.equal((interactive.data as BashOutput).stdout, "got:[] 1\n");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`bash (${name}): output cuts never split a UTF-8 character`, async () => {
+    const ws = await bashWorkspace(create());
+    try {
+      // 40,000 three-byte characters on one line: both cuts fall inside characters.
+      const result = await ws.toolset.call({
+        name: "bash",
+        input: {
+          command: `printf 'x'; for i in $(seq 1 400); do printf '界%.0s' $(seq 1 100); done`,
+        },
+        callId: "c",
+      });
+      const data = result.data as BashOutput;
+      assert.ok(!data.stdout.includes("\uFFFD"), "no replacement character");
+      const [head, tail] = data.stdout.split(/\n\[… \d+ bytes omitted …\]\n/);
+      const kept = new TextEncoder().encode(head).length + new TextEncoder().encode(tail).length;
+      assert.equal(kept + data.stdout_omitted_bytes, 1 + 40_000 * 3);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`bash (${name}): a command that cannot start is spawn_failed`, async () => {
+    const backend = create();
+    const dir = await tempDir();
+    try {
+      const session = await createSession({
+        workingDirectory: dir.path,
+        filesystem: createNodeFileSystem(),
+        processes: backend,
+      });
+      // The checked directory disappears before the spawn: the process cannot start there.
+      await sh('mkdir "$1"', `${dir.path}/gone`);
+      const cwd = await session.resolvePath("gone", "read", "must_exist");
+      await sh('rmdir "$1"', `${dir.path}/gone`);
+      await assert.rejects(backend.spawn({ command: "bash", args: ["-c", "true"], cwd, env: {} }), {
+        code: "spawn_failed",
+      });
+      assert.equal(backend.owned, 0);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+}
