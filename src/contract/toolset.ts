@@ -218,7 +218,12 @@ export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): 
           message: `The policy denies this call (${verdict.source}).`,
         });
       }
-      if (verdict.decision === "ask" && !(await request.approve({ prepared, verdict }))) {
+      // An approver that fails counts as a refusal: the call never runs unapproved.
+      const approved = verdict.decision !== "ask" ||
+        await Promise.resolve().then(() => request.approve!({ prepared, verdict })).catch(() =>
+          false
+        );
+      if (!approved) {
         return failedResult(base, {
           code: "denied",
           message: "The person declined this call; do not retry it as is.",

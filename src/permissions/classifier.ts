@@ -397,8 +397,6 @@ export async function classifyCommand(
     };
   }
   let readOnly = true;
-  let gated = true;
-  let reason = "every command is on the read-only whitelist";
   for (const { words } of parsed.commands) {
     const violation = readOnlyViolation(words);
     if (violation === null) continue;
@@ -411,8 +409,16 @@ export async function classifyCommand(
         reason: `not proven read-only: ${violation}`,
       };
     }
-    gated = true;
-    reason = "file-system commands on literal paths inside the working directory";
   }
-  return { readOnly, fileSystemGate: !readOnly && gated, reason };
+  return readOnly
+    ? {
+      readOnly: true,
+      fileSystemGate: false,
+      reason: "every command is on the read-only whitelist",
+    }
+    : {
+      readOnly: false,
+      fileSystemGate: true,
+      reason: "file-system commands on literal paths inside the working directory",
+    };
 }
