@@ -281,7 +281,10 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
     try {
       for await (const entry of walk(session, start, { signal: call.signal, directories: false })) {
         if (!accept(entry.path.display)) continue;
-        pending.push(searchFile(session, entry.path, matcher, mode, context, call.signal));
+        const search = searchFile(session, entry.path, matcher, mode, context, call.signal);
+        // Marked handled at once: a read that fails while queued is still awaited below.
+        search.catch(() => {});
+        pending.push(search);
         if (pending.length >= READ_AHEAD) take(await pending.shift()!);
         if (truncated) break;
       }

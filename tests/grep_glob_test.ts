@@ -1,0 +1,223 @@
+/**
+ * The spec's §11 line "grep / glob 达到上限后停止遍历而不是先收集全树" and the
+ * search semantics of grep and glob, on every file-system backend.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { AsyncFileSystem, GlobOutput, GrepOutput } from "../mod.ts";
+import { backendFixtures, type Layout, workspace } from "./helpers.ts";
+
+const fixtures = await backendFixtures();
+
+/** A tree of `dirs` directories with `files` files each, every file holding `needle`. */
+function tree(dirs: number, files: number): Layout {
+  const layout: Layout = {};
+  for (let d = 0; d < dirs; d++) {
+    for (let f = 0; f < files; f++) layout[`d${String(d).padStart(2, "0")}/f${String(f).padStart(2, "0")}.txt`] = `x\nneedle ${d} ${f}\n`;
+  }
+  return layout;
+}
+
+/** Wraps a backend to count directory listings and file reads. */
+function counting(filesystem: AsyncFileSystem): { opened: number; listed: number } {
+  const counts = { opened: 0, listed: 0 };
+  const readFile = filesystem.readFile.bind(filesystem);
+  const readChunks = filesystem.readChunks.bind(filesystem);
+  const readDir = filesystem.readDir.bind(filesystem);
+  filesystem.readFile = (path, options) => {
+    if (path.display.endsWith(".txt")) counts.opened++;
+    return readFile(path, options);
+  };
+  filesystem.readChunks = (path, options) => {
+    counts.opened++;
+    return readChunks(path, options);
+  };
+  filesystem.readDir = (path) => {
+    counts.listed++;
+    return readDir(path);
+  };
+  return counts;
+}
+
+for (const fixture of fixtures) {
+  const name = fixture.name;
+
+  test(`工具语义 (${name}): grep and glob stop traversal at the limit instead of collecting the tree first`, async () => {
+    const ws = await workspace(fixture, tree(20, 20));
+    try {
+      const counts = counting(ws.filesystem);
+      const grep = await ws.call("grep", { pattern: "needle", max_results: 5 });
+      const data = grep.data as GrepOutput;
+      assert.equal(data.files.length, 5);
+      assert.equal(data.truncated, true);
+      // Five results, plus at most the reads already in flight (8 at once): never the 400 files.
+      assert.ok(counts.opened <= 5 + 8, `${counts.opened} files were opened`);
+      assert.ok(counts.listed <= 2, `${counts.listed} directories were listed`);
+      const before = counts.listed;
+      const glob = await ws.call("glob", { pattern: "**/*.txt", max_results: 3 });
+      assert.deepEqual((glob.data as GlobOutput).paths, ["d00/f00.txt", "d00/f01.txt", "d00/f02.txt"]);
+      assert.equal((glob.data as GlobOutput).truncated, true);
+      assert.equal(counts.listed - before, 2, "only the root and the first directory were listed");
+      assert.equal((await ws.call("grep", { pattern: "x", max_results: 0 })).error?.code, "invalid_input");
+      assert.equal((await ws.call("glob", { pattern: "*", max_results: 0 })).error?.code, "invalid_input");
+      assert.equal((await ws.call("glob", { pattern: "*", max_results: 2001 })).error?.code, "invalid_input");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`grep (${name}): cancellation mid-walk returns cancelled promptly`, async () => {
+    const ws = await workspace(fixture, tree(10, 10));
+    try {
+      const turn = new AbortController();
+      const readDir = ws.filesystem.readDir.bind(ws.filesystem);
+      let listings = 0;
+      // Abort from inside the walk, after the third directory listing.
+      ws.filesystem.readDir = async (path) => {
+        if (++listings === 3) turn.abort();
+        return await readDir(path);
+      };
+      const grepResult = await ws.call("grep", { pattern: "needle", mode: "count" }, turn.signal);
+      assert.equal(grepResult.error?.code, "cancelled");
+      assert.ok(listings <= 4, `${listings} listings after the abort`);
+      listings = 0;
+      const again = new AbortController();
+      ws.filesystem.readDir = async (path) => {
+        if (++listings === 2) again.abort();
+        return await readDir(path);
+      };
+      const globResult = await ws.call("glob", { pattern: "**" }, again.signal);
+      assert.equal(globResult.error?.code, "cancelled");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`grep (${name}): a hostile pattern against a 100 KB line completes`, async () => {
+    const ws = await workspace(fixture, { "evil.txt": "a".repeat(100_000) + "!\n", "ok.txt": "aaa\n" });
+    try {
+      const result = await ws.call("grep", { pattern: "(a+)+$", mode: "content" });
+      assert.equal(result.ok, true, result.output);
+      const data = result.data as GrepOutput;
+      assert.deepEqual(data.lines.map((l) => l.path), ["ok.txt"]);
+      const cut = await ws.call("grep", { pattern: "a{3}", mode: "content" });
+      assert.match(cut.output, /evil\.txt:1:a{500} \[… line cut, 99501 more characters\]/);
+      const invalid = await ws.call("grep", { pattern: "(unclosed" });
+      assert.equal(invalid.error?.code, "invalid_input");
+      assert.match(invalid.output, /missing closing \)/);
+      const backref = await ws.call("grep", { pattern: "(a)\\1" });
+      assert.equal(backref.error?.code, "invalid_input", "backreferences are not linear: refused");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`grep (${name}): skipped counts are exact`, async () => {
+    const ws = await workspace(fixture, { "text.txt": "hit\n" });
+    try {
+      const put = async (path: string, bytes: Uint8Array) =>
+        await ws.filesystem.writeFileAtomic(await ws.session.resolvePath(path, "write", "may_create"), bytes);
+      await put("b1.bin", new Uint8Array([104, 105, 116, 0, 1]));
+      await put("b2.bin", new Uint8Array([0, 104, 105, 116]));
+      await put("b3.bin", new Uint8Array([1, 2, 0]));
+      const big = new Uint8Array(32 * 1024 * 1024 + 1).fill(104);
+      await put("huge.txt", big);
+      const result = await ws.call("grep", { pattern: "hit" });
+      const data = result.data as GrepOutput;
+      assert.deepEqual(data.files, ["text.txt"]);
+      assert.deepEqual(data.skipped, { too_large: 1, binary: 3, unreadable: 0 });
+      assert.match(result.output, /Skipped files: 1 over 32 MiB, 3 binary, 0 unreadable/);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`grep (${name}): modes, context, case and the glob filter`, async () => {
+    const ws = await workspace(fixture, {
+      "src/a.ts": "one\nTwo\nthree\nfour\nfive\nsix two\n",
+      "src/deep/b.ts": "two\n",
+      "docs/c.md": "two\n",
+      "top.ts": "nothing\n",
+    });
+    try {
+      const files = await ws.call("grep", { pattern: "two", case_insensitive: true });
+      assert.deepEqual((files.data as GrepOutput).files, ["docs/c.md", "src/a.ts", "src/deep/b.ts"]);
+      const count = await ws.call("grep", { pattern: "two", mode: "count", case_insensitive: true });
+      assert.equal(count.output, "docs/c.md:1\nsrc/a.ts:2\nsrc/deep/b.ts:1");
+      const content = await ws.call("grep", { pattern: "^Two$", mode: "content", context: 1, path: "src" });
+      assert.equal(content.output, "src/a.ts-1-one\nsrc/a.ts:2:Two\nsrc/a.ts-3-three");
+      const byName = await ws.call("grep", { pattern: "two", glob: "*.ts" });
+      assert.deepEqual((byName.data as GrepOutput).files, ["src/a.ts", "src/deep/b.ts"]);
+      const byPath = await ws.call("grep", { pattern: "two", glob: "src/*.ts" });
+      assert.deepEqual((byPath.data as GrepOutput).files, ["src/a.ts"]);
+      const excluded = await ws.call("grep", { pattern: "two", glob: "!*.md" });
+      assert.deepEqual((excluded.data as GrepOutput).files, ["src/a.ts", "src/deep/b.ts"]);
+      const single = await ws.call("grep", { pattern: "two", path: "src/deep/b.ts", mode: "content" });
+      assert.equal(single.output, "src/deep/b.ts:1:two");
+      const limited = await ws.call("grep", { pattern: "e", mode: "content", max_results: 2 });
+      assert.equal((limited.data as GrepOutput).lines.filter((l) => !l.context).length, 2);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`glob (${name}): output order is sorted and stable`, async () => {
+    const ws = await workspace(fixture, {
+      "b/z.ts": "",
+      "a-c.ts": "",
+      "a/b.ts": "",
+      "A.ts": "",
+      ".hidden/x.ts": "",
+      "a/.dot.ts": "",
+      "c.md": "",
+    });
+    try {
+      const first = await ws.call("glob", { pattern: "**/*.ts" });
+      const paths = (first.data as GlobOutput).paths;
+      assert.deepEqual(paths, [".hidden/x.ts", "A.ts", "a/.dot.ts", "a/b.ts", "a-c.ts", "b/z.ts"]);
+      const second = await ws.call("glob", { pattern: "**/*.ts" });
+      assert.deepEqual((second.data as GlobOutput).paths, paths);
+      assert.deepEqual((await ws.call("glob", { pattern: "*.ts" })).data, { paths: ["A.ts", "a-c.ts"], truncated: false });
+      assert.deepEqual((await ws.call("glob", { pattern: "{a,b}/*.ts" })).data, {
+        paths: ["a/.dot.ts", "a/b.ts", "b/z.ts"],
+        truncated: false,
+      });
+      assert.deepEqual((await ws.call("glob", { pattern: "*.ts", path: "a" })).data, {
+        paths: ["a/.dot.ts", "a/b.ts"],
+        truncated: false,
+      });
+      assert.deepEqual((await ws.call("glob", { pattern: "!(*.ts)" })).data, { paths: [".hidden", "a", "b", "c.md"], truncated: false });
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`grep and glob (${name}): .gitignore rules apply, nested ones too, and .git is never entered`, async () => {
+    const ws = await workspace(fixture, {
+      ".gitignore": "build/\n*.log\n!keep.log\n",
+      "build/out.txt": "needle\n",
+      "app.log": "needle\n",
+      "keep.log": "needle\n",
+      "src/.gitignore": "generated.ts\n",
+      "src/generated.ts": "needle\n",
+      "src/main.ts": "needle\n",
+      "src/sub/generated.ts": "needle\n",
+      ".git/HEAD": "needle\n",
+      ".env": "needle\n",
+      "link.txt": { symlink: "src/main.ts" },
+    });
+    try {
+      const grep = await ws.call("grep", { pattern: "needle" });
+      assert.deepEqual((grep.data as GrepOutput).files, [".env", "keep.log", "src/main.ts"]);
+      const glob = await ws.call("glob", { pattern: "**/*" });
+      assert.deepEqual((glob.data as GlobOutput).paths, [".env", ".gitignore", "keep.log", "src", "src/.gitignore", "src/main.ts", "src/sub"]);
+      // Searching inside a subdirectory still honours the root's .gitignore.
+      const sub = await ws.call("grep", { pattern: "needle", path: "src" });
+      assert.deepEqual((sub.data as GrepOutput).files, ["src/main.ts"]);
+      const ignoredDir = await ws.call("glob", { pattern: "**", path: "build" });
+      assert.deepEqual((ignoredDir.data as GlobOutput).paths, []);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+}
