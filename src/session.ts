@@ -4,7 +4,9 @@
  *
  * @module
  */
+import { posix } from "node:path";
 import type { PermissionProfile, ToolSessionContext } from "./contract/context.ts";
+import { ToolError } from "./contract/errors.ts";
 import type { AsyncFileSystem } from "./backends/filesystem.ts";
 import type { ProcessBackend } from "./backends/process.ts";
 import { defaultFileSystem, defaultProcessBackend, hostEnvironment } from "./backends/default.ts";
@@ -42,6 +44,11 @@ async function canonicalDirectory(
   try {
     real = await filesystem.realPath(path);
   } catch (error) {
+    // Deno's flags may hide a root the logical boundary allows: keep it as given,
+    // and every access to it becomes runtime_permission_denied.
+    if (error instanceof ToolError && error.code === "runtime_permission_denied") {
+      return posix.resolve(path);
+    }
     throw new TypeError(
       `createSession: ${what} ${path} cannot be resolved: ${(error as Error).message}`,
     );

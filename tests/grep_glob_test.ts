@@ -13,7 +13,10 @@ const fixtures = await backendFixtures();
 function tree(dirs: number, files: number): Layout {
   const layout: Layout = {};
   for (let d = 0; d < dirs; d++) {
-    for (let f = 0; f < files; f++) layout[`d${String(d).padStart(2, "0")}/f${String(f).padStart(2, "0")}.txt`] = `x\nneedle ${d} ${f}\n`;
+    for (let f = 0; f < files; f++) {
+      layout[`d${String(d).padStart(2, "0")}/f${String(f).padStart(2, "0")}.txt`] =
+        `x\nneedle ${d} ${f}\n`;
+    }
   }
   return layout;
 }
@@ -55,12 +58,25 @@ for (const fixture of fixtures) {
       assert.ok(counts.listed <= 2, `${counts.listed} directories were listed`);
       const before = counts.listed;
       const glob = await ws.call("glob", { pattern: "**/*.txt", max_results: 3 });
-      assert.deepEqual((glob.data as GlobOutput).paths, ["d00/f00.txt", "d00/f01.txt", "d00/f02.txt"]);
+      assert.deepEqual((glob.data as GlobOutput).paths, [
+        "d00/f00.txt",
+        "d00/f01.txt",
+        "d00/f02.txt",
+      ]);
       assert.equal((glob.data as GlobOutput).truncated, true);
       assert.equal(counts.listed - before, 2, "only the root and the first directory were listed");
-      assert.equal((await ws.call("grep", { pattern: "x", max_results: 0 })).error?.code, "invalid_input");
-      assert.equal((await ws.call("glob", { pattern: "*", max_results: 0 })).error?.code, "invalid_input");
-      assert.equal((await ws.call("glob", { pattern: "*", max_results: 2001 })).error?.code, "invalid_input");
+      assert.equal(
+        (await ws.call("grep", { pattern: "x", max_results: 0 })).error?.code,
+        "invalid_input",
+      );
+      assert.equal(
+        (await ws.call("glob", { pattern: "*", max_results: 0 })).error?.code,
+        "invalid_input",
+      );
+      assert.equal(
+        (await ws.call("glob", { pattern: "*", max_results: 2001 })).error?.code,
+        "invalid_input",
+      );
     } finally {
       await ws.cleanup();
     }
@@ -94,7 +110,10 @@ for (const fixture of fixtures) {
   });
 
   test(`grep (${name}): a hostile pattern against a 100 KB line completes`, async () => {
-    const ws = await workspace(fixture, { "evil.txt": "a".repeat(100_000) + "!\n", "ok.txt": "aaa\n" });
+    const ws = await workspace(fixture, {
+      "evil.txt": "a".repeat(100_000) + "!\n",
+      "ok.txt": "aaa\n",
+    });
     try {
       const result = await ws.call("grep", { pattern: "(a+)+$", mode: "content" });
       assert.equal(result.ok, true, result.output);
@@ -116,7 +135,10 @@ for (const fixture of fixtures) {
     const ws = await workspace(fixture, { "text.txt": "hit\n" });
     try {
       const put = async (path: string, bytes: Uint8Array) =>
-        await ws.filesystem.writeFileAtomic(await ws.session.resolvePath(path, "write", "may_create"), bytes);
+        await ws.filesystem.writeFileAtomic(
+          await ws.session.resolvePath(path, "write", "may_create"),
+          bytes,
+        );
       await put("b1.bin", new Uint8Array([104, 105, 116, 0, 1]));
       await put("b2.bin", new Uint8Array([0, 104, 105, 116]));
       await put("b3.bin", new Uint8Array([1, 2, 0]));
@@ -141,10 +163,23 @@ for (const fixture of fixtures) {
     });
     try {
       const files = await ws.call("grep", { pattern: "two", case_insensitive: true });
-      assert.deepEqual((files.data as GrepOutput).files, ["docs/c.md", "src/a.ts", "src/deep/b.ts"]);
-      const count = await ws.call("grep", { pattern: "two", mode: "count", case_insensitive: true });
+      assert.deepEqual((files.data as GrepOutput).files, [
+        "docs/c.md",
+        "src/a.ts",
+        "src/deep/b.ts",
+      ]);
+      const count = await ws.call("grep", {
+        pattern: "two",
+        mode: "count",
+        case_insensitive: true,
+      });
       assert.equal(count.output, "docs/c.md:1\nsrc/a.ts:2\nsrc/deep/b.ts:1");
-      const content = await ws.call("grep", { pattern: "^Two$", mode: "content", context: 1, path: "src" });
+      const content = await ws.call("grep", {
+        pattern: "^Two$",
+        mode: "content",
+        context: 1,
+        path: "src",
+      });
       assert.equal(content.output, "src/a.ts-1-one\nsrc/a.ts:2:Two\nsrc/a.ts-3-three");
       const byName = await ws.call("grep", { pattern: "two", glob: "*.ts" });
       assert.deepEqual((byName.data as GrepOutput).files, ["src/a.ts", "src/deep/b.ts"]);
@@ -152,7 +187,11 @@ for (const fixture of fixtures) {
       assert.deepEqual((byPath.data as GrepOutput).files, ["src/a.ts"]);
       const excluded = await ws.call("grep", { pattern: "two", glob: "!*.md" });
       assert.deepEqual((excluded.data as GrepOutput).files, ["src/a.ts", "src/deep/b.ts"]);
-      const single = await ws.call("grep", { pattern: "two", path: "src/deep/b.ts", mode: "content" });
+      const single = await ws.call("grep", {
+        pattern: "two",
+        path: "src/deep/b.ts",
+        mode: "content",
+      });
       assert.equal(single.output, "src/deep/b.ts:1:two");
       const limited = await ws.call("grep", { pattern: "e", mode: "content", max_results: 2 });
       assert.equal((limited.data as GrepOutput).lines.filter((l) => !l.context).length, 2);
@@ -177,7 +216,10 @@ for (const fixture of fixtures) {
       assert.deepEqual(paths, [".hidden/x.ts", "A.ts", "a/.dot.ts", "a/b.ts", "a-c.ts", "b/z.ts"]);
       const second = await ws.call("glob", { pattern: "**/*.ts" });
       assert.deepEqual((second.data as GlobOutput).paths, paths);
-      assert.deepEqual((await ws.call("glob", { pattern: "*.ts" })).data, { paths: ["A.ts", "a-c.ts"], truncated: false });
+      assert.deepEqual((await ws.call("glob", { pattern: "*.ts" })).data, {
+        paths: ["A.ts", "a-c.ts"],
+        truncated: false,
+      });
       assert.deepEqual((await ws.call("glob", { pattern: "{a,b}/*.ts" })).data, {
         paths: ["a/.dot.ts", "a/b.ts", "b/z.ts"],
         truncated: false,
@@ -186,7 +228,10 @@ for (const fixture of fixtures) {
         paths: ["a/.dot.ts", "a/b.ts"],
         truncated: false,
       });
-      assert.deepEqual((await ws.call("glob", { pattern: "!(*.ts)" })).data, { paths: [".hidden", "a", "b", "c.md"], truncated: false });
+      assert.deepEqual((await ws.call("glob", { pattern: "!(*.ts)" })).data, {
+        paths: [".hidden", "a", "b", "c.md"],
+        truncated: false,
+      });
     } finally {
       await ws.cleanup();
     }
@@ -210,7 +255,15 @@ for (const fixture of fixtures) {
       const grep = await ws.call("grep", { pattern: "needle" });
       assert.deepEqual((grep.data as GrepOutput).files, [".env", "keep.log", "src/main.ts"]);
       const glob = await ws.call("glob", { pattern: "**/*" });
-      assert.deepEqual((glob.data as GlobOutput).paths, [".env", ".gitignore", "keep.log", "src", "src/.gitignore", "src/main.ts", "src/sub"]);
+      assert.deepEqual((glob.data as GlobOutput).paths, [
+        ".env",
+        ".gitignore",
+        "keep.log",
+        "src",
+        "src/.gitignore",
+        "src/main.ts",
+        "src/sub",
+      ]);
       // Searching inside a subdirectory still honours the root's .gitignore.
       const sub = await ws.call("grep", { pattern: "needle", path: "src" });
       assert.deepEqual((sub.data as GrepOutput).files, ["src/main.ts"]);

@@ -4,58 +4,31 @@
  *
  * @module
  */
-import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import type { ProcessHandle } from "./process.ts";
 
 /** The signals the termination path sends; `probe` only asks whether the group exists. */
 export type GroupSignal = "SIGTERM" | "SIGKILL" | "probe";
 
-/**
- * Sends `signal` to every process of group `pgid`; resolves `false` when the
- * group no longer exists, `true` otherwise (also when the answer is unclear).
- */
-export type GroupSignaller = (pgid: number, signal: GroupSignal) => Promise<boolean>;
+/** Runs a bash script with arguments; resolves its exit code and stdout. */
+export type BashRunner = (
+  script: string,
+  args: readonly string[],
+) => Promise<{ code: number; stdout: string }>;
 
 /**
- * Signals a group through bash's `kill` builtin. Under Deno, `Deno.kill` and
- * `process.kill` need unrestricted `--allow-run`; a host that grants only
- * `--allow-run=bash` still gets a working termination path this way.
+ * Sends a signal to a group directly through the runtime; returns `false`
+ * when the group no longer exists. Throws Deno's `NotCapable` when the
+ * runtime's permission guard refuses.
  */
-export function signalThroughBash(pgid: number, signal: GroupSignal): Promise<boolean> {
-  const flag = signal === "probe" ? "-0" : `-${signal.slice(3)}`;
-  return new Promise((resolve) => {
-    execFile(
-      "bash",
-      ["-c", 'kill "$1" -- "-$2" 2>/dev/null', "kill", flag, String(pgid)],
-      (error) => {
-        // Exit status 1 means no process is left in the group; a failure to run bash leaves it unknown.
-        const code = (error as { code?: unknown } | null)?.code;
-        resolve(error === null || code !== 1);
-      },
-    );
-  });
-}
+export type DirectSignaller = (pgid: number, signal: GroupSignal) => boolean;
 
-/**
- * Wraps a runtime's direct group signaller: when the runtime's permission
- * guard refuses it (Deno's `NotCapable`), every later signal goes through bash.
- */
-export function withBashFallback(
-  direct: (pgid: number, signal: GroupSignal) => boolean,
-): GroupSignaller {
-  let capable = true;
-  return (pgid, signal) => {
-    if (capable) {
-      try {
-        return Promise.resolve(direct(pgid, signal));
-      } catch (error) {
-        if ((error as { name?: string }).name !== "NotCapable") throw error;
-        capable = false;
-      }
-    }
-    return signalThroughBash(pgid, signal);
-  };
+/** What the termination path needs from a runtime. */
+export interface GroupControl {
+  /** Sends `signal` to group `pgid`; `false` when the group no longer exists, `true` otherwise or when unsure. */
+  signal(pgid: number, signal: GroupSignal): Promise<boolean>;
+  /** Whether every process left in group `pgid` is a zombie (dead, waiting to be reaped by init). */
+  onlyZombiesLeft(pgid: number): Promise<boolean>;
 }
 
 /** Timing of the termination path. */
@@ -66,9 +39,7 @@ export interface TerminationTiming {
   readonly confirmMs?: number;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Members of group `pgid` as `[state, …]` from /proc, or `null` where /proc cannot be read. */
+/** Member states of group `pgid` read from /proc, or `null` where /proc cannot be read. */
 async function statesFromProc(pgid: number): Promise<string[] | null> {
   try {
     const states: string[] = [];
@@ -91,32 +62,60 @@ async function statesFromProc(pgid: number): Promise<string[] | null> {
   }
 }
 
-/** Members of group `pgid` as states, through `ps` (for runtimes that refuse /proc). */
-function statesFromPs(pgid: number): Promise<string[] | null> {
-  return new Promise((resolve) => {
-    execFile("bash", ["-c", "ps -eo pgid=,stat="], (error, stdout) => {
-      if (error !== null) return resolve(null);
-      const states = String(stdout).split("\n").map((line) => line.trim().split(/\s+/))
-        .filter(([group]) => Number(group) === pgid).map(([, state]) => state);
-      resolve(states);
-    });
-  });
-}
-
 /**
- * Whether every process left in group `pgid` is a zombie: dead, only waiting
- * for its new parent (init) to reap it, which some inits do late.
+ * The group control of a runtime: direct signals while the runtime allows
+ * them, else bash's `kill` builtin (Deno's `kill` needs unrestricted
+ * `--allow-run`; a host that grants only `--allow-run=bash` keeps a working
+ * termination path). Member states come from /proc, else from `ps`.
  */
-async function onlyZombiesLeft(pgid: number): Promise<boolean> {
-  const states = (await statesFromProc(pgid)) ?? (await statesFromPs(pgid));
-  return states !== null && states.every((state) => state.startsWith("Z"));
+export function groupControl(direct: DirectSignaller, bash: BashRunner): GroupControl {
+  let capable = true;
+  const throughBash = async (pgid: number, signal: GroupSignal): Promise<boolean> => {
+    const flag = signal === "probe" ? "-0" : `-${signal.slice(3)}`;
+    try {
+      // Exit status 1: no process is left in the group.
+      return (await bash('kill "$1" -- "-$2" 2>/dev/null', [flag, String(pgid)])).code !== 1;
+    } catch {
+      return true;
+    }
+  };
+  return {
+    signal(pgid, signal) {
+      if (capable) {
+        try {
+          return Promise.resolve(direct(pgid, signal));
+        } catch (error) {
+          // Anything but the permission guard leaves the answer unknown: the group may be alive.
+          if ((error as { name?: string }).name !== "NotCapable") return Promise.resolve(true);
+          capable = false;
+        }
+      }
+      return throughBash(pgid, signal);
+    },
+    async onlyZombiesLeft(pgid) {
+      let states = await statesFromProc(pgid);
+      if (states === null) {
+        try {
+          const { code, stdout } = await bash("ps -eo pgid=,stat=", []);
+          if (code !== 0) return false;
+          states = stdout.split("\n").map((line) => line.trim().split(/\s+/))
+            .filter(([group]) => Number(group) === pgid).map(([, state]) => state);
+        } catch {
+          return false;
+        }
+      }
+      return states.every((state) => state.startsWith("Z"));
+    },
+  };
 }
 
-async function vanishes(pgid: number, send: GroupSignaller, withinMs: number): Promise<boolean> {
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function vanishes(pgid: number, control: GroupControl, withinMs: number): Promise<boolean> {
   const end = Date.now() + withinMs;
   let delay = 1;
   while (true) {
-    if (!(await send(pgid, "probe")) || await onlyZombiesLeft(pgid)) return true;
+    if (!(await control.signal(pgid, "probe")) || await control.onlyZombiesLeft(pgid)) return true;
     if (Date.now() >= end) return false;
     await sleep(Math.min(delay, Math.max(1, end - Date.now())));
     delay = Math.min(delay * 2, 16);
@@ -125,17 +124,17 @@ async function vanishes(pgid: number, send: GroupSignaller, withinMs: number): P
 
 /**
  * Ends process group `pgid`: SIGTERM, up to `graceMs` for it to go, SIGKILL,
- * then up to `confirmMs` until no member is left. `true` means confirmed gone.
+ * then up to `confirmMs` until no live member is left. `true` means confirmed gone.
  */
 export async function terminateGroup(
   pgid: number,
-  send: GroupSignaller,
+  control: GroupControl,
   timing: TerminationTiming = {},
 ): Promise<boolean> {
-  if (!(await send(pgid, "SIGTERM"))) return true;
-  if (await vanishes(pgid, send, timing.graceMs ?? 1000)) return true;
-  if (!(await send(pgid, "SIGKILL"))) return true;
-  return await vanishes(pgid, send, timing.confirmMs ?? 3000);
+  if (!(await control.signal(pgid, "SIGTERM"))) return true;
+  if (await vanishes(pgid, control, timing.graceMs ?? 1000)) return true;
+  if (!(await control.signal(pgid, "SIGKILL"))) return true;
+  return await vanishes(pgid, control, timing.confirmMs ?? 3000);
 }
 
 /**
@@ -169,13 +168,12 @@ export class OwnedGroups {
 
 /**
  * Wraps a started process so that its `terminate` is the shared path and the
- * backend keeps the handle until the group is confirmed gone. The group is
- * also ended, and released, after the leader exits: no member outlives a call.
+ * backend keeps the handle until the group is confirmed gone.
  */
 export function ownedHandle(
   owned: OwnedGroups,
   parts: Omit<ProcessHandle, "terminate">,
-  send: GroupSignaller,
+  control: GroupControl,
   timing: TerminationTiming,
 ): ProcessHandle {
   let pending: Promise<boolean> | null = null;
@@ -183,7 +181,7 @@ export function ownedHandle(
     ...parts,
     terminate() {
       // Concurrent callers (timeout and cancel at once) share one termination.
-      pending ??= terminateGroup(parts.pid, send, timing).then((gone) => {
+      pending ??= terminateGroup(parts.pid, control, timing).catch(() => false).then((gone) => {
         if (gone) owned.release(handle);
         pending = null;
         return gone;

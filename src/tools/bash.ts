@@ -172,7 +172,7 @@ export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashO
     call.signal.removeEventListener("abort", onAbort!);
 
     // Timeout, cancel and a normal exit all end the group the same way: no member outlives the call.
-    const gone = await handle.terminate();
+    const gone = await handle.terminate().catch(() => false);
     let status: ProcessStatus = typeof ending === "string" ? ending : "exited";
     if (!gone) status = "outcome_unknown";
     const exit = status === "exited" ? ending as Awaited<typeof handle.exited> : null;

@@ -8,21 +8,34 @@ import type { ProcessBackend, ProcessExit } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { OwnedGroups, ownedHandle, withBashFallback } from "../process_group.ts";
-import type { GroupSignaller, TerminationTiming } from "../process_group.ts";
+import { groupControl, OwnedGroups, ownedHandle } from "../process_group.ts";
+import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
-const signalGroup: GroupSignaller = withBashFallback((pgid, signal) => {
-  try {
-    // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
-    // wakes a stopped member so that a pending SIGTERM can take effect.
-    Deno.kill(-pgid, signal === "probe" ? "SIGCONT" : signal);
-    return true;
-  } catch (error) {
-    const { name, code } = error as { name?: string; code?: string };
-    if (name === "NotCapable") throw error;
-    return !(code === "ESRCH" || name === "NotFound");
-  }
-});
+const control: GroupControl = groupControl(
+  (pgid, signal) => {
+    try {
+      // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
+      // wakes a stopped member so that a pending SIGTERM can take effect.
+      Deno.kill(-pgid, signal === "probe" ? "SIGCONT" : signal);
+      return true;
+    } catch (error) {
+      const { name, code } = error as { name?: string; code?: string };
+      if (name === "NotCapable") throw error;
+      return !(code === "ESRCH" || name === "NotFound");
+    }
+  },
+  async (script, args) => {
+    const { code, stdout } = await new Deno.Command("bash", {
+      args: ["-c", script, "bash", ...args],
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return { code, stdout: new TextDecoder().decode(stdout) };
+  },
+);
 
 /**
  * Makes the Deno process backend.
@@ -74,7 +87,7 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
           stderr: child.stderr,
           exited,
         },
-        signalGroup,
+        control,
         timing,
       ));
     },

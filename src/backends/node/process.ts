@@ -4,25 +4,37 @@
  *
  * @module
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { Readable } from "node:stream";
 import type { ProcessBackend, ProcessExit } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { OwnedGroups, ownedHandle, withBashFallback } from "../process_group.ts";
-import type { GroupSignaller, TerminationTiming } from "../process_group.ts";
+import { groupControl, OwnedGroups, ownedHandle } from "../process_group.ts";
+import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
-const signalGroup: GroupSignaller = withBashFallback((pgid, signal) => {
-  try {
-    process.kill(-pgid, signal === "probe" ? 0 : signal);
-    return true;
-  } catch (error) {
-    const { code, name } = error as { code?: string; name?: string };
-    if (name === "NotCapable") throw error;
-    return code !== "ESRCH";
-  }
-});
+const control: GroupControl = groupControl(
+  (pgid, signal) => {
+    try {
+      process.kill(-pgid, signal === "probe" ? 0 : signal);
+      return true;
+    } catch (error) {
+      const { code, name } = error as { code?: string; name?: string };
+      if (name === "NotCapable") throw error;
+      return code !== "ESRCH";
+    }
+  },
+  (script, args) =>
+    new Promise((resolve, reject) => {
+      execFile("bash", ["-c", script, "bash", ...args], {
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      }, (error, stdout) => {
+        const code = error === null ? 0 : (error as { code?: unknown }).code;
+        if (typeof code !== "number") reject(error);
+        else resolve({ code, stdout: String(stdout) });
+      });
+    }),
+);
 
 /**
  * Makes the Node process backend.
@@ -71,7 +83,7 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
           stderr: Readable.toWeb(child.stderr!) as ReadableStream<Uint8Array>,
           exited,
         },
-        signalGroup,
+        control,
         timing,
       );
     },

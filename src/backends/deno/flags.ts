@@ -1,0 +1,56 @@
+/**
+ * The narrow Deno permission flags for a session: the outer guard under the
+ * tools' own boundary.
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** What {@link denoPermissionFlags} needs to know. */
+export interface DenoFlagOptions {
+  /** The working directory: readable and writable. */
+  readonly workingDirectory: string;
+  /** The user skill root, readable only, or `null`. */
+  readonly skillRoot?: string | null;
+  /** The shell `bash` runs (default `bash`). */
+  readonly shell?: string;
+}
+
+function packageDirectory(specifier: string): string | null {
+  try {
+    return dirname(fileURLToPath(import.meta.resolve(specifier)));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The flags a host passes to `deno run` so that the tools work and nothing
+ * else is granted: read of the roots (and of the two wasm files the bash
+ * classifier loads), write of the working directory, and run of the shell.
+ * Deno then refuses, as `runtime_permission_denied`, any access the flags do
+ * not cover, even one the tools' own boundary would allow.
+ *
+ * @example
+ * ```ts
+ * import { denoPermissionFlags } from "@openwork/tools";
+ * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
+ * // ["--allow-read=/srv/repo,…", "--allow-write=/srv/repo", "--allow-run=bash"]
+ * ```
+ */
+export function denoPermissionFlags(options: DenoFlagOptions): string[] {
+  const readable = [options.workingDirectory];
+  if (options.skillRoot) readable.push(options.skillRoot);
+  for (
+    const wasm of ["web-tree-sitter/tree-sitter.wasm", "tree-sitter-bash/tree-sitter-bash.wasm"]
+  ) {
+    const directory = packageDirectory(wasm);
+    if (directory !== null) readable.push(directory);
+  }
+  return [
+    `--allow-read=${readable.join(",")}`,
+    `--allow-write=${options.workingDirectory}`,
+    `--allow-run=${options.shell ?? "bash"}`,
+  ];
+}
