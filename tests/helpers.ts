@@ -92,11 +92,20 @@ function diskFixture(name: string, create: () => Promise<AsyncFileSystem>): Back
   };
 }
 
+/**
+ * Imports a Deno backend module. The specifier is computed so that the Node
+ * build, which ships no Deno backend, neither compiles nor resolves it.
+ */
+function importDenoOnly<T>(name: "filesystem" | "process"): Promise<T> {
+  const specifier = `../src/backends/deno/${name}.ts`;
+  return import(specifier) as Promise<T>;
+}
+
 /** The backends every conformance test runs against: Deno (under Deno), Node, memory. */
 export async function backendFixtures(): Promise<BackendFixture[]> {
   const fixtures: BackendFixture[] = [];
   if (underDeno) {
-    const deno = await import("../src/backends/deno/filesystem.ts");
+    const deno = await importDenoOnly<{ createDenoFileSystem(): AsyncFileSystem }>("filesystem");
     fixtures.push(diskFixture("deno", () => Promise.resolve(deno.createDenoFileSystem())));
   }
   fixtures.push(diskFixture("node", () => Promise.resolve(createNodeFileSystem())));
@@ -133,7 +142,9 @@ export async function backendFixtures(): Promise<BackendFixture[]> {
 export async function processBackends(): Promise<{ name: string; create: () => ProcessBackend }[]> {
   const list: { name: string; create: () => ProcessBackend }[] = [];
   if (underDeno) {
-    const deno = await import("../src/backends/deno/process.ts");
+    const deno = await importDenoOnly<
+      { createDenoProcessBackend(t: { graceMs: number }): ProcessBackend }
+    >("process");
     list.push({ name: "deno", create: () => deno.createDenoProcessBackend({ graceMs: 300 }) });
   }
   list.push({ name: "node", create: () => createNodeProcessBackend({ graceMs: 300 }) });

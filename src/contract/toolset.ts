@@ -118,12 +118,20 @@ function hiddenByMode(session: ToolSessionContext, tool: AnyTool): boolean {
   return session.permissions.mode === "plan" && tool.risk === "write";
 }
 
-function callSignal(options: CallOptions): AbortSignal {
-  const signals = [options.signal ?? new AbortController().signal];
-  if (options.deadline !== undefined) {
-    signals.push(AbortSignal.timeout(Math.max(0, options.deadline - Date.now())));
-  }
-  return signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+/**
+ * The call's own signal: the turn's, and the deadline's. The deadline timer
+ * is a plain (referenced) timer, cleared by `done`: Node's AbortSignal.timeout
+ * is unreferenced and would let a process exit with the call still pending.
+ */
+function callSignal(options: CallOptions): { signal: AbortSignal; done: () => void } {
+  const turn = options.signal ?? new AbortController().signal;
+  if (options.deadline === undefined) return { signal: turn, done: () => {} };
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException("The call's deadline passed.", "TimeoutError")),
+    Math.max(0, options.deadline - Date.now()),
+  );
+  return { signal: AbortSignal.any([turn, deadline.signal]), done: () => clearTimeout(timer) };
 }
 
 /** Builds a frozen toolset from `registry`'s selected tools. Used by `finalizeToolset`. */
@@ -198,13 +206,14 @@ export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): 
         "Plan mode is read-only: this call would change files or run a command not proven read-only.";
       return Promise.resolve(failedResult(base, { code: "denied", message }));
     }
+    const { signal, done } = callSignal(options);
     const call: ToolCallContext = {
       callId: options.callId,
-      signal: callSignal(options),
+      signal,
       ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
       ...(options.progress === undefined ? {} : { progress: options.progress }),
     };
-    return runTool(tool, prepared.input, session, call);
+    return runTool(tool, prepared.input, session, call).finally(done);
   }
 
   async function call(request: CallRequest): Promise<ToolResult> {

@@ -20,9 +20,9 @@ import type { LineMatcher } from "./shared/matcher.ts";
 import { cutUtf8, looksBinary } from "./shared/text.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
-export const GREP_MAX_FILE_BYTES = 32 * 1024 * 1024;
+export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
 /** The whole text output stays under this many bytes. */
-export const GREP_OUTPUT_BYTES = 256 * 1024;
+export const GREP_OUTPUT_BYTES: number = 256 * 1024;
 /** Longer lines are cut, with a marker. */
 export const GREP_LINE_CHARS = 500;
 /** Files read at once. */

@@ -7,7 +7,7 @@
 import { ToolError } from "../../contract/errors.ts";
 
 /** The largest text file `write`, `edit` and undo will overwrite, and `read`'s output cap. */
-export const MAX_TEXT_BYTES = 1024 * 1024;
+export const MAX_TEXT_BYTES: number = 1024 * 1024;
 
 /** How far into a file a NUL byte marks it as binary. */
 export const BINARY_SNIFF_BYTES = 8192;

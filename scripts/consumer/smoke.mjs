@@ -1,0 +1,40 @@
+// Runs in a fresh Node project that installed the packed tarball.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+import { createSession, finalizeToolset, undoFileChanges } from "@openwork/tools";
+
+const dir = await mkdtemp(join(tmpdir(), "owt-smoke-"));
+try {
+  await writeFile(join(dir, "a.txt"), "hello\nworld\n");
+  const session = await createSession({ workingDirectory: dir });
+  const toolset = finalizeToolset({ session });
+  assert.deepEqual(toolset.definitions.map((d) => d.name), [
+    "read",
+    "write",
+    "edit",
+    "grep",
+    "glob",
+    "list",
+    "bash",
+  ]);
+  const call = (name, input) => toolset.call({ name, input, callId: name });
+  const read = await call("read", { path: "a.txt" });
+  assert.match(read.output, /1\thello/);
+  const edit = await call("edit", { path: "a.txt", old_text: "world", new_text: "there" });
+  assert.equal(edit.ok, true);
+  assert.equal(await readFile(join(dir, "a.txt"), "utf8"), "hello\nthere\n");
+  const grep = await call("grep", { pattern: "there", mode: "content" });
+  assert.equal(grep.output, "a.txt:2:there");
+  const bash = await call("bash", { command: "echo from-bash; exit 4" });
+  assert.equal(bash.data.exit_code, 4);
+  assert.match(bash.output, /from-bash/);
+  const classified = await toolset.prepare("bash", { command: "ls -la | wc -l" });
+  assert.equal(classified.effects[0].classification.readOnly, true);
+  const undo = await undoFileChanges(session, edit.artifacts);
+  assert.equal(undo.ok, true);
+  console.log("smoke: read, edit, grep, bash and undo work from the installed package");
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
