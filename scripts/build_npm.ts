@@ -58,7 +58,7 @@ function npmDependency(specifier: string): [string, string] | null {
 // 1. Stage.
 await Deno.remove(out, { recursive: true }).catch(() => {});
 await Deno.mkdir(out, { recursive: true });
-const sources = ["mod.ts"];
+const sources = ["mod.ts", "cli.ts"];
 for (const folder of ["src", "tests"]) {
   for await (const file of walkFiles(join(repo, folder))) sources.push(relative(repo, file));
 }
@@ -118,7 +118,7 @@ await Deno.writeTextFile(
         rootDir: ".",
         outDir: ".",
       },
-      include: ["mod.ts", "src/**/*.ts", "tests/**/*.ts"],
+      include: ["mod.ts", "cli.ts", "src/**/*.ts", "tests/**/*.ts"],
       exclude: ["node_modules"],
     },
     null,
@@ -146,8 +146,9 @@ const publishPackage = {
   main: "./mod.js",
   types: "./mod.d.ts",
   exports: { ".": { types: "./mod.d.ts", default: "./mod.js" } },
+  bin: { "openwork-tools": "./cli.js" },
   engines: { node: ">=20" },
-  files: ["mod.js", "mod.d.ts", "src/", "README.md", "LICENSE"],
+  files: ["mod.js", "mod.d.ts", "cli.js", "cli.d.ts", "src/", "README.md", "LICENSE"],
   dependencies,
 };
 // Nothing in the package may reference Deno at run time (comments and message text aside).

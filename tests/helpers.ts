@@ -21,7 +21,6 @@ import {
 import * as fs from "node:fs/promises";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import process from "node:process";
 
 /** Whether the tests run under Deno. */
 export const underDeno: boolean = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";

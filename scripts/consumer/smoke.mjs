@@ -38,3 +38,11 @@ try {
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
+
+// The bin, as a user runs it after installing the package.
+import { execFileSync } from "node:child_process";
+const listed = JSON.parse(
+  execFileSync("npx", ["--no-install", "openwork-tools", "tools"], { encoding: "utf8" }),
+);
+assert.equal(listed.length, 7);
+console.log("smoke: the openwork-tools bin lists the seven tools");

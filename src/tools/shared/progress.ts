@@ -48,20 +48,23 @@ export class ProgressRelay {
     this.#queued = 0;
   }
 
+  // Delivers at once while the sink is idle; while an asynchronous sink is
+  // busy, later events wait in the queue and are delivered in order.
   #pump(): void {
     this.#busy = true;
-    // Deliver after the current drain step, never inside it.
-    setTimeout(async () => {
+    const next = async (): Promise<void> => {
       while (this.#queue.length > 0 && !this.#closed) {
         const event = this.#queue.shift()!;
         this.#queued -= event.kind === "message" ? event.message.length : event.chunk.length;
         try {
-          await this.#sink!(event);
+          const pending = this.#sink!(event);
+          if (typeof (pending as Promise<void> | undefined)?.then === "function") await pending;
         } catch {
           // A failing sink changes nothing: progress is best-effort.
         }
       }
       this.#busy = false;
-    }, 0);
+    };
+    void next();
   }
 }

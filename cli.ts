@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+/**
+ * The `openwork-tools` command. Under Deno: `deno task cli …`; in the npm
+ * package this file is the `openwork-tools` bin.
+ *
+ * @module
+ */
+import process from "node:process";
+import { main } from "./src/cli/main.ts";
+
+process.exitCode = await main(process.argv.slice(2));

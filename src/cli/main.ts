@@ -1,0 +1,221 @@
+/**
+ * The command-line interface: `tools`, `call` and `mcp`.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { createInterface } from "node:readline/promises";
+import process from "node:process";
+import { createSession } from "../session.ts";
+import { finalizeToolset } from "../finalize.ts";
+import { toAnthropicTools, toOpenAITools } from "../contract/converters.ts";
+import type { FinalizedToolset } from "../contract/toolset.ts";
+import type { PermissionMode } from "../contract/context.ts";
+import { decide } from "../permissions/policy.ts";
+import { describeEffects, serveStdio } from "../mcp/server.ts";
+
+const VERSION = "0.1.0";
+
+const USAGE = `openwork-tools — the read/write/edit/grep/glob/list/bash tool runtime
+
+Usage:
+  openwork-tools tools [--format json|openai|anthropic]   print the tool definitions
+  openwork-tools call NAME JSON [--json]                  run one call, print the model text
+  openwork-tools mcp                                      serve the tools over MCP (stdio)
+
+Options (every command):
+  --root DIR          working directory (default: the current directory)
+  --skill-root DIR    read-only skill root (e.g. ~/.agents/skills)
+  --mode MODE         default | acceptEdits | plan (default: default)
+  -h, --help          this help; 'openwork-tools COMMAND --help' for one command
+
+Exit codes: 0 ok, 1 the tool result is not ok, 2 usage error.`;
+
+const HELP: Record<string, string> = {
+  tools: `Usage: openwork-tools tools [--format json|openai|anthropic] [--mode MODE]
+
+Prints the tool definitions the model sees, as JSON: the toolset's own form
+(json, the default) or the OpenAI / Anthropic tool formats.`,
+  call: `Usage: openwork-tools call NAME JSON [--json] [--root DIR] [--mode MODE] [--skill-root DIR]
+
+Runs one tool call in the working directory and prints the text the model
+would see (--json: the whole ToolResult). bash output streams to stderr while
+it runs. Where the policy says ask, asks on the terminal (y/N); without a
+terminal the call is refused. Exits 1 when the result is not ok.
+
+Example: openwork-tools call grep '{"pattern":"TODO","mode":"content"}'`,
+  mcp: `Usage: openwork-tools mcp [--root DIR] [--mode MODE] [--skill-root DIR]
+
+Serves the toolset over MCP on stdin/stdout until the client disconnects.
+Where the policy says ask, the server asks through MCP elicitation when the
+client supports it; otherwise the call is refused with a readable reason.`,
+};
+
+class UsageError extends Error {}
+
+const MODES: readonly PermissionMode[] = ["default", "acceptEdits", "plan"];
+
+async function toolsetFor(
+  values: { root?: string; "skill-root"?: string; mode?: string },
+): Promise<FinalizedToolset> {
+  const mode = (values.mode ?? "default") as PermissionMode;
+  if (!MODES.includes(mode)) {
+    throw new UsageError(`--mode must be one of ${MODES.join(", ")}, not ${values.mode}`);
+  }
+  const root = values.root ?? process.cwd();
+  const absolute = root.startsWith("/") ? root : `${process.cwd()}/${root}`;
+  try {
+    const session = await createSession({
+      workingDirectory: absolute,
+      permissions: { mode },
+      skillRoot: values["skill-root"] ?? null,
+    });
+    return finalizeToolset({ session });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/^createSession: /, ""));
+  }
+}
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return false;
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(`${question} [y/N] `)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+async function runCall(
+  positionals: string[],
+  values: Record<string, string | boolean | undefined>,
+): Promise<number> {
+  const [name, json, ...extra] = positionals;
+  if (name === undefined || json === undefined || extra.length > 0) {
+    throw new UsageError("call takes a tool name and one JSON argument");
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(json);
+  } catch (error) {
+    throw new UsageError(`the JSON argument does not parse: ${(error as Error).message}`);
+  }
+  const toolset = await toolsetFor(values as Record<string, string>);
+  const turn = new AbortController();
+  const interrupt = () => turn.abort();
+  process.once("SIGINT", interrupt);
+  try {
+    // prepare → policy → (ask) → execute: the flow a host follows.
+    const prepared = await toolset.prepare(name, input);
+    if (prepared.ok) {
+      const verdict = decide(toolset.session.permissions, prepared.effects);
+      const what = describeEffects(prepared.name, prepared.effects);
+      let refusal: string | null = null;
+      if (verdict.decision === "deny") {
+        refusal = `${what} is not allowed in ${toolset.session.permissions.mode} mode`;
+      } else if (verdict.decision === "ask" && !process.stdin.isTTY) {
+        refusal = `${what} needs approval (${verdict.source}) and there is no terminal to ask; ` +
+          "run it in a terminal, or choose --mode acceptEdits for file edits";
+      } else if (
+        verdict.decision === "ask" && !(await askOnTerminal(`Allow ${what}? (${verdict.source})`))
+      ) {
+        refusal = `${what} was declined`;
+      }
+      if (refusal !== null) {
+        process.stderr.write(`openwork-tools: ${refusal}\n`);
+        return 1;
+      }
+    }
+    const result = await toolset.execute(prepared, {
+      callId: "cli-1",
+      signal: turn.signal,
+      progress: (event) => {
+        if (event.kind !== "message") process.stderr.write(event.chunk);
+      },
+    });
+    process.stdout.write((values.json ? JSON.stringify(result, null, 2) : result.output) + "\n");
+    return result.ok ? 0 : 1;
+  } finally {
+    process.off("SIGINT", interrupt);
+    await toolset.session.processes.shutdown();
+  }
+}
+
+/**
+ * Runs the CLI with `args` (without the program name) and resolves the exit
+ * code. Usage errors print one line to stderr and give 2.
+ */
+export async function main(args: readonly string[]): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+      process.stdout.write(USAGE + "\n");
+      return command === undefined ? 2 : 0;
+    }
+    if (command === "--version") {
+      process.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
+    if (!(command in HELP)) {
+      throw new UsageError(`unknown command ${JSON.stringify(command)}; try --help`);
+    }
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: [...rest],
+        allowPositionals: true,
+        strict: true,
+        options: {
+          help: { type: "boolean", short: "h" },
+          root: { type: "string" },
+          "skill-root": { type: "string" },
+          mode: { type: "string" },
+          format: { type: "string" },
+          json: { type: "boolean" },
+        },
+      });
+    } catch (error) {
+      throw new UsageError((error as Error).message.split(". ")[0]);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) {
+      process.stdout.write(HELP[command] + "\n");
+      return 0;
+    }
+    if (command !== "call" && values.json) throw new UsageError("--json is an option of call");
+    if (command !== "tools" && values.format !== undefined) {
+      throw new UsageError("--format is an option of tools");
+    }
+    if (command !== "call" && positionals.length > 0) {
+      throw new UsageError(`${command} takes no arguments, got ${JSON.stringify(positionals[0])}`);
+    }
+    if (command === "tools") {
+      const toolset = await toolsetFor(values);
+      const format = values.format ?? "json";
+      const definitions = format === "json"
+        ? toolset.definitions
+        : format === "openai"
+        ? toOpenAITools(toolset.definitions)
+        : format === "anthropic"
+        ? toAnthropicTools(toolset.definitions)
+        : null;
+      if (definitions === null) {
+        throw new UsageError(`--format must be json, openai or anthropic, not ${format}`);
+      }
+      process.stdout.write(JSON.stringify(definitions, null, 2) + "\n");
+      return 0;
+    }
+    if (command === "call") return await runCall(positionals, values);
+    const toolset = await toolsetFor(values);
+    // Checked here so that an unknown mode fails before the server starts.
+    decide(toolset.session.permissions, []);
+    await serveStdio(toolset, { name: "openwork-tools", version: VERSION });
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`openwork-tools: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}

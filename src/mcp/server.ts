@@ -1,0 +1,189 @@
+/**
+ * The MCP server: a finalized toolset served over the Model Context Protocol
+ * with the official SDK. `tools/list` comes from the toolset's definitions;
+ * `tools/call` goes through prepare → policy → execute.
+ *
+ * @module
+ */
+import process from "node:process";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolRequest,
+  ServerNotification,
+  ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { FinalizedToolset, PreparedCall } from "../contract/toolset.ts";
+import type { ToolProgress, ToolResult } from "../contract/result.ts";
+import type { ToolEffect } from "../contract/effects.ts";
+import { decide } from "../permissions/policy.ts";
+import type { PolicyDecision } from "../permissions/policy.ts";
+
+/** The `_meta` key under which results carry their file-change artifacts. */
+export const ARTIFACTS_META_KEY = "openwork/artifacts";
+
+type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** What an MCP `tools/call` answers. */
+interface CallToolAnswer {
+  [key: string]: unknown;
+  content: { type: "text"; text: string }[];
+  isError: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /** The server's name in `initialize` (default `openwork-tools`). */
+  readonly name?: string;
+  /** The server's version in `initialize`. */
+  readonly version?: string;
+}
+
+/** One line saying what a call would do, for an approval question. */
+export function describeEffects(name: string, effects: readonly ToolEffect[]): string {
+  const parts = effects.map((effect) =>
+    effect.kind === "execute" ? `run \`${effect.command}\`` : `${effect.kind} ${effect.path}`
+  );
+  return `${name}: ${parts.join(", ") || "no effects"}`;
+}
+
+function answer(result: ToolResult): CallToolAnswer {
+  const text = result.ok ? result.output : `[${result.error?.code}] ${result.output}`;
+  return {
+    content: [{ type: "text", text }],
+    isError: !result.ok,
+    _meta: {
+      "openwork/toolId": result.toolId,
+      "openwork/durationMs": result.durationMs,
+      [ARTIFACTS_META_KEY]: result.artifacts,
+    },
+  };
+}
+
+function refusal(code: string, text: string): CallToolAnswer {
+  return { content: [{ type: "text", text: `[${code}] ${text}` }], isError: true };
+}
+
+/**
+ * Makes an MCP server for a toolset. Where the reference policy says ask,
+ * the server asks the person through MCP elicitation when the client
+ * supports it; otherwise the call is refused with a text the model can read.
+ *
+ * @example
+ * ```ts
+ * import { createMcpServer, createSession, finalizeToolset } from "@openwork/tools";
+ * import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * await createMcpServer(toolset).connect(new StdioServerTransport());
+ * ```
+ */
+export function createMcpServer(toolset: FinalizedToolset, options: McpServerOptions = {}): Server {
+  const server = new Server(
+    { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
+    { capabilities: { tools: {} } },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: toolset.definitions.map((d) => ({
+      name: d.name,
+      description: d.description,
+      inputSchema: d.inputSchema,
+    })),
+  }));
+
+  async function approved(
+    prepared: Extract<PreparedCall, { ok: true }>,
+    verdict: PolicyDecision,
+    signal: AbortSignal,
+  ) {
+    if (server.getClientCapabilities()?.elicitation === undefined) return false;
+    try {
+      const reply = await server.elicitInput({
+        mode: "form",
+        message: `Allow ${describeEffects(prepared.name, prepared.effects)}? (${verdict.source})`,
+        requestedSchema: {
+          type: "object",
+          properties: {
+            approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
+          },
+          required: ["approve"],
+        },
+      }, { signal });
+      return reply.action === "accept" && reply.content?.approve === true;
+    } catch {
+      return false;
+    }
+  }
+
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (request: CallToolRequest, extra: CallExtra) => {
+      const { name } = request.params;
+      const prepared = await toolset.prepare(name, request.params.arguments ?? {});
+      if (prepared.ok) {
+        const verdict = decide(toolset.session.permissions, prepared.effects);
+        if (verdict.decision === "deny") {
+          return refusal(
+            "denied",
+            `The ${toolset.session.permissions.mode} mode does not allow this call (${verdict.source}).`,
+          );
+        }
+        if (verdict.decision === "ask" && !(await approved(prepared, verdict, extra.signal))) {
+          const how = server.getClientCapabilities()?.elicitation === undefined
+            ? "this MCP client cannot ask the person (no elicitation support), so it was not run"
+            : "the person declined it";
+          return refusal(
+            "denied",
+            `${
+              describeEffects(name, prepared.effects)
+            } needs the person's approval (${verdict.source}); ${how}. ` +
+              "Prefer read-only commands, or ask the person to allow it.",
+          );
+        }
+      }
+      const token = request.params._meta?.progressToken;
+      let sent = 0;
+      const progress = token === undefined
+        ? undefined
+        : (event: ToolProgress) =>
+          extra.sendNotification({
+            method: "notifications/progress",
+            params: {
+              progressToken: token,
+              progress: ++sent,
+              message: event.kind === "message" ? event.message : event.chunk,
+            },
+          });
+      const result = await toolset.execute(prepared, {
+        callId: `mcp-${String(extra.requestId)}`,
+        signal: extra.signal,
+        ...(progress === undefined ? {} : { progress }),
+      });
+      return answer(result);
+    },
+  );
+
+  return server;
+}
+
+/**
+ * Serves a toolset over stdio until the client disconnects, then ends every
+ * process group the session's backend still owns.
+ */
+export async function serveStdio(
+  toolset: FinalizedToolset,
+  options: McpServerOptions = {},
+): Promise<void> {
+  const server = createMcpServer(toolset, options);
+  const closed = new Promise<void>((resolve) => (server.onclose = () => resolve()));
+  // The stdio transport does not notice the end of stdin by itself.
+  const hangUp = () => void server.close();
+  process.stdin.once("end", hangUp);
+  process.stdin.once("close", hangUp);
+  await server.connect(new StdioServerTransport());
+  await closed;
+  await toolset.session.processes.shutdown();
+}

@@ -1,0 +1,302 @@
+/**
+ * The MCP server against the official MCP client over stdio, and the CLI
+ * spawned as a user would.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { sh, tempDir, underDeno } from "./helpers.ts";
+
+/** How to start the CLI: `deno run cli.ts` under Deno, `node cli.js` against the npm build. */
+function cliCommand(): { command: string; args: string[] } {
+  const source = import.meta.url.endsWith(".ts");
+  const cli = fileURLToPath(new URL(source ? "../cli.ts" : "../cli.js", import.meta.url));
+  if (underDeno) {
+    // By name, as `--allow-run=deno` grants it.
+    return {
+      command: "deno",
+      args: [
+        "run",
+        "--quiet",
+        "--allow-read",
+        "--allow-write",
+        "--allow-env",
+        "--allow-run=bash",
+        cli,
+      ],
+    };
+  }
+  return { command: process.execPath, args: [cli] };
+}
+
+const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" };
+
+async function connect(
+  root: string,
+  mode: string,
+  elicitation: boolean | "decline",
+): Promise<Client> {
+  const { command, args } = cliCommand();
+  const transport = new StdioClientTransport({
+    command,
+    args: [...args, "mcp", "--root", root, "--mode", mode],
+    env: ENV,
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
+    capabilities: elicitation ? { elicitation: {} } : {},
+  });
+  if (elicitation) {
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      () =>
+        Promise.resolve(
+          elicitation === "decline"
+            ? { action: "decline" as const }
+            : { action: "accept" as const, content: { approve: true } },
+        ),
+    );
+  }
+  await client.connect(transport);
+  return client;
+}
+
+function text(result: object): string {
+  return (result as { content: { text: string }[] }).content.map((c) => c.text).join("\n");
+}
+
+async function alive(pid: number): Promise<boolean> {
+  const out = await sh('ps -o stat= -p "$1" || true', String(pid));
+  return out.trim() !== "" && !out.trim().startsWith("Z");
+}
+
+test("MCP: the official client lists, reads, edits, greps, runs bash with progress, cancels, and is refused outside the root", async () => {
+  const dir = await tempDir();
+  const client = await connect(dir.path, "acceptEdits", true);
+  try {
+    await writeFile(`${dir.path}/a.txt`, "alpha\nbeta\n");
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t: { name: string }) => t.name), [
+      "read",
+      "write",
+      "edit",
+      "grep",
+      "glob",
+      "list",
+      "bash",
+    ]);
+    assert.equal(tools[0].inputSchema.additionalProperties, false);
+
+    const read = await client.callTool({ name: "read", arguments: { path: "a.txt" } });
+    assert.equal(read.isError, false);
+    assert.match(text(read), /1\talpha/);
+
+    const edit = await client.callTool({
+      name: "edit",
+      arguments: { path: "a.txt", old_text: "beta", new_text: "gamma" },
+    });
+    assert.equal(edit.isError, false, text(edit));
+    const artifacts = edit._meta?.["openwork/artifacts"] as {
+      kind: string;
+      added: number;
+      removed: number;
+    }[];
+    assert.equal(artifacts[0].kind, "file_change");
+    assert.deepEqual([artifacts[0].added, artifacts[0].removed], [1, 1]);
+    assert.doesNotMatch(text(edit), /file_change|sha256|@@/, "artifacts stay out of the content");
+    assert.equal(await readFile(`${dir.path}/a.txt`, "utf8"), "alpha\ngamma\n");
+
+    const grep = await client.callTool({
+      name: "grep",
+      arguments: { pattern: "gam+a", mode: "content" },
+    });
+    assert.equal(text(grep), "a.txt:2:gamma");
+
+    const progress: string[] = [];
+    const bash = await client.callTool(
+      { name: "bash", arguments: { command: "for i in 1 2 3; do echo tick $i; sleep 0.05; done" } },
+      undefined,
+      { onprogress: (p: { message?: string }) => progress.push(String(p.message ?? "")) },
+    );
+    assert.equal(bash.isError, false, text(bash));
+    assert.match(text(bash), /tick 3/);
+    assert.ok(progress.join("").includes("tick 1"), `progress: ${JSON.stringify(progress)}`);
+
+    const cancel = new AbortController();
+    const long = client.callTool(
+      { name: "bash", arguments: { command: `echo $$ > ${dir.path}/pid; sleep 300 & sleep 300` } },
+      undefined,
+      { signal: cancel.signal },
+    );
+    let pid = 0;
+    for (let i = 0; i < 200 && pid === 0; i++) {
+      pid = Number((await readFile(`${dir.path}/pid`, "utf8").catch(() => "")).trim()) || 0;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(pid > 0 && await alive(pid));
+    cancel.abort();
+    await assert.rejects(long);
+    let gone = false;
+    for (let i = 0; i < 150 && !gone; i++) {
+      const members = await sh(
+        "ps -eo pgid=,stat= | awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/' | wc -l",
+        String(pid),
+      );
+      gone = Number(members.trim()) === 0;
+      if (!gone) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(gone, "the cancelled call's process group is gone");
+
+    const outside = await client.callTool({ name: "read", arguments: { path: "/etc/passwd" } });
+    assert.equal(outside.isError, true);
+    assert.match(text(outside), /\[path_outside_root\]/);
+    const bad = await client.callTool({ name: "read", arguments: { path: 3 } });
+    assert.equal(bad.isError, true);
+    assert.match(text(bad), /\[invalid_input\].*path: expected string/s);
+  } finally {
+    await client.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP: where the policy says ask and the client cannot elicit, the call is refused with a readable reason", async () => {
+  const dir = await tempDir();
+  const plain = await connect(dir.path, "default", false);
+  try {
+    const write = await plain.callTool({
+      name: "write",
+      arguments: { path: "x.txt", content: "x" },
+    });
+    assert.equal(write.isError, true);
+    assert.match(
+      text(write),
+      /\[denied\] write: write x\.txt needs the person's approval .*no elicitation/,
+    );
+    const readOnly = await plain.callTool({ name: "bash", arguments: { command: "ls -a" } });
+    assert.equal(readOnly.isError, false, "read-only commands run without asking");
+  } finally {
+    await plain.close();
+  }
+  const declining = await connect(dir.path, "default", "decline");
+  try {
+    const write = await declining.callTool({
+      name: "write",
+      arguments: { path: "x.txt", content: "x" },
+    });
+    assert.match(text(write), /declined/);
+    assert.equal(await readFile(`${dir.path}/x.txt`, "utf8").catch(() => null), null);
+  } finally {
+    await declining.close();
+    await dir.cleanup();
+  }
+  const planned = await connect("/tmp", "plan", true);
+  try {
+    const { tools } = await planned.listTools();
+    assert.deepEqual(tools.map((t: { name: string }) => t.name), [
+      "read",
+      "grep",
+      "glob",
+      "list",
+      "bash",
+    ]);
+    const bash = await planned.callTool({
+      name: "bash",
+      arguments: { command: "touch /tmp/nope" },
+    });
+    assert.match(text(bash), /\[denied\]/);
+  } finally {
+    await planned.close();
+  }
+});
+
+function runCli(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { command, args: base } = cliCommand();
+  return new Promise((resolve) => {
+    const child = spawn(command, [...base, ...args], {
+      cwd,
+      env: ENV,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test("CLI: tools, call, help, and one-line errors with exit code 2", async () => {
+  const dir = await tempDir();
+  try {
+    await writeFile(`${dir.path}/notes.md`, "# Notes\nTODO: ship\n");
+    const tools = await runCli(["tools", "--format", "anthropic"], dir.path);
+    assert.equal(tools.code, 0, tools.stderr);
+    assert.deepEqual(JSON.parse(tools.stdout).map((t: { name: string }) => t.name), [
+      "read",
+      "write",
+      "edit",
+      "grep",
+      "glob",
+      "list",
+      "bash",
+    ]);
+    const grep = await runCli(["call", "grep", '{"pattern":"TODO","mode":"content"}'], dir.path);
+    assert.deepEqual([grep.code, grep.stdout], [0, "notes.md:2:TODO: ship\n"]);
+    const json = await runCli(["call", "read", '{"path":"notes.md"}', "--json"], dir.path);
+    assert.equal(JSON.parse(json.stdout).ok, true);
+    const missing = await runCli(["call", "read", '{"path":"nope.md"}', "--root", dir.path], "/");
+    assert.equal(missing.code, 1);
+    assert.match(missing.stdout, /not_found/);
+    const edit = await runCli([
+      "call",
+      "edit",
+      '{"path":"notes.md","old_text":"ship","new_text":"done"}',
+      "--mode",
+      "acceptEdits",
+    ], dir.path);
+    assert.equal(edit.code, 0, edit.stderr);
+    const asks = await runCli(["call", "write", '{"path":"x","content":"x"}'], dir.path);
+    assert.equal(asks.code, 1);
+    assert.match(asks.stderr, /needs approval .* no terminal to ask/);
+    const live = await runCli([
+      "call",
+      "bash",
+      '{"command":"echo streamed; pwd"}',
+      "--mode",
+      "plan",
+    ], dir.path);
+    assert.equal(live.code, 0, live.stderr);
+    assert.match(live.stderr, /^streamed$/m, "bash output streams to the terminal while it runs");
+    assert.match(live.stdout, /^streamed$/m);
+    for (
+      const [args, pattern] of [
+        [["tools", "--bogus"], /Unknown option '--bogus'/],
+        [["call", "read", "{bad"], /JSON argument does not parse/],
+        [["frobnicate"], /unknown command "frobnicate"/],
+        [["call", "read"], /takes a tool name and one JSON argument/],
+        [["tools", "--mode", "yolo"], /--mode must be one of/],
+      ] as [string[], RegExp][]
+    ) {
+      const result = await runCli(args, dir.path);
+      assert.equal(result.code, 2, args.join(" "));
+      assert.match(result.stderr, pattern);
+      assert.equal(result.stderr.trim().split("\n").length, 1, "one line");
+    }
+    for (const command of ["tools", "call", "mcp"]) {
+      const help = await runCli([command, "--help"], dir.path);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout, new RegExp(`Usage: openwork-tools ${command}`));
+    }
+  } finally {
+    await dir.cleanup();
+  }
+});
