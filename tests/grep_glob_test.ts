@@ -273,4 +273,22 @@ for (const fixture of fixtures) {
       await ws.cleanup();
     }
   });
+
+  test(`grep and glob (${name}): outside a git repository .gitignore files do not apply, as in ripgrep`, async () => {
+    const ws = await workspace(fixture, {
+      ".gitignore": "/*\n",
+      "a.txt": "needle\n",
+      "sub/.git/HEAD": "x\n",
+      "sub/.gitignore": "skip.txt\n",
+      "sub/skip.txt": "needle\n",
+      "sub/keep.txt": "needle\n",
+    });
+    try {
+      const grep = await ws.call("grep", { pattern: "needle" });
+      // The root is no repository: its "/*" does not apply. sub/ is one: its rules do.
+      assert.deepEqual((grep.data as GrepOutput).files, ["a.txt", "sub/keep.txt"]);
+    } finally {
+      await ws.cleanup();
+    }
+  });
 }

@@ -30,9 +30,14 @@ interface IgnoreLayer {
   readonly rules: ReturnType<typeof ignore>;
 }
 
-/** `.gitignore` layers from outermost to innermost; the innermost decision wins. */
+/**
+ * `.gitignore` layers from outermost to innermost; the innermost decision
+ * wins. As ripgrep does, they apply only inside a git repository: at or
+ * below a directory that holds `.git`.
+ */
 class IgnoreStack {
   readonly layers: IgnoreLayer[] = [];
+  inRepository = false;
 
   ignored(display: string, isDirectory: boolean): boolean {
     for (let i = this.layers.length - 1; i >= 0; i--) {
@@ -42,6 +47,18 @@ class IgnoreStack {
       if (verdict.ignored) return true;
       if (verdict.unignored) return false;
     }
+    return false;
+  }
+}
+
+/** Whether a directory holds `.git` (a directory, or a file as in worktrees). */
+async function holdsGit(session: ToolSessionContext, directory: CheckedPath): Promise<boolean> {
+  const git = checkedChild(directory, ".git", "directory");
+  if (git === null) return false;
+  try {
+    await session.filesystem.stat(git);
+    return true;
+  } catch {
     return false;
   }
 }
@@ -106,7 +123,8 @@ export async function* walk(
         "read",
         "must_exist",
       );
-      const layer = await loadIgnore(session, directory);
+      if (await holdsGit(session, directory)) stack.inRepository = true;
+      const layer = stack.inRepository ? await loadIgnore(session, directory) : null;
       if (layer !== null) stack.layers.push(layer);
     }
   }
@@ -132,7 +150,12 @@ async function* walkDirectory(
     throw error;
   }
   entries.sort(byName);
-  const layer = options.gitignore === false ? null : await loadIgnore(session, directory);
+  const wasInRepository = stack.inRepository;
+  if (entries.some((entry) => entry.name === ".git")) stack.inRepository = true;
+  const layer =
+    options.gitignore === false || !stack.inRepository || directory.rootKind !== "working_directory"
+      ? null
+      : await loadIgnore(session, directory);
   if (layer !== null) stack.layers.push(layer);
   try {
     for (const entry of entries) {
@@ -157,6 +180,7 @@ async function* walkDirectory(
     }
   } finally {
     if (layer !== null) stack.layers.pop();
+    stack.inRepository = wasInRepository;
   }
 }
 
