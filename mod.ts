@@ -89,6 +89,7 @@ export type {
   ProcessHandle,
   SpawnRequest,
 } from "./src/backends/process.ts";
+export type { ScanLine, ScanMode, ScanRequest, ScanResult } from "./src/search/scan.ts";
 export type { TerminationTiming } from "./src/backends/process_group.ts";
 export { createMemoryFileSystem } from "./src/backends/memory/filesystem.ts";
 export type { MemoryFileSystem } from "./src/backends/memory/filesystem.ts";

@@ -175,7 +175,7 @@ async function sourceFiles(directory: string): Promise<string[]> {
 
 test("契约与分层: src/tools, src/path, src/backends and src/contract import no host code", async () => {
   const src = resolve(here, "../src");
-  const layers = ["tools", "path", "backends", "contract", "permissions"];
+  const layers = ["tools", "path", "backends", "contract", "permissions", "search"];
   const allowedPackages =
     /^(node:|valibot$|@valibot\/to-json-schema$|diff$|picomatch$|ignore$|re2js$|web-tree-sitter$|tree-sitter-bash\/)/;
   let checked = 0;

@@ -292,3 +292,47 @@ for (const fixture of fixtures) {
     }
   });
 }
+
+test("grep: a backend's batch scanner gives exactly the results of file-by-file scanning", async () => {
+  const layout: Layout = {};
+  for (let i = 0; i < 600; i++) {
+    const body = i % 7 === 0 ? `alpha\nneedle ${i}\nomega\nneedle again\n` : `nothing ${i}\n`;
+    layout[`d${i % 13}/f${String(i).padStart(3, "0")}.txt`] = body;
+  }
+  layout["bin/blob.dat"] = "needle\0binary";
+  const byName = Object.fromEntries(fixtures.map((f) => [f.name, f]));
+  const batched = await workspace(byName.node, layout);
+  const plain = await workspace(byName.memory, layout);
+  try {
+    assert.equal(
+      typeof batched.filesystem.scanFiles,
+      "function",
+      "the Node backend scans in batches",
+    );
+    assert.equal(plain.filesystem.scanFiles, undefined);
+    for (
+      const input of [
+        { pattern: "needle", max_results: 2000 },
+        { pattern: "needle", mode: "count", max_results: 2000 },
+        { pattern: "^needle \\d+$", mode: "content", context: 1, max_results: 2000 },
+        { pattern: "NEEDLE", case_insensitive: true, mode: "content", max_results: 150 },
+      ]
+    ) {
+      const a = await batched.call("grep", input);
+      const b = await plain.call("grep", input);
+      assert.equal(a.output, b.output, JSON.stringify(input));
+      assert.deepEqual(a.data, b.data);
+    }
+    const turn = new AbortController();
+    const pending = batched.call(
+      "grep",
+      { pattern: "needle", mode: "count", max_results: 2000 },
+      turn.signal,
+    );
+    turn.abort();
+    assert.equal((await pending).error?.code, "cancelled");
+  } finally {
+    await batched.cleanup();
+    await plain.cleanup();
+  }
+});

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CheckedPath } from "../path/checked_path.ts";
+import type { ScanRequest, ScanResult } from "../search/scan.ts";
 
 /** What a directory entry is. Symbolic links are reported, not followed. */
 export type EntryKind = "file" | "directory" | "symlink" | "other";
@@ -71,4 +72,14 @@ export interface AsyncFileSystem {
   mkdir(path: CheckedPath): Promise<void>;
   /** Removes a file. */
   remove(path: CheckedPath): Promise<void>;
+  /**
+   * Optional: scans many regular files at once for `grep`, off the calling
+   * thread; results come in the order of `paths`. The signal is checked
+   * before every file. Backends without it are scanned file by file.
+   */
+  scanFiles?(
+    paths: readonly CheckedPath[],
+    request: ScanRequest,
+    signal?: AbortSignal,
+  ): Promise<ScanResult[]>;
 }

@@ -7,7 +7,6 @@
  */
 import * as v from "valibot";
 import picomatch from "picomatch";
-import { Buffer } from "node:buffer";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
@@ -15,18 +14,25 @@ import { ToolError } from "../contract/errors.ts";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CheckedPath } from "../path/mod.ts";
 import { walk } from "./shared/walk.ts";
-import { compileMatcher } from "./shared/matcher.ts";
-import type { LineMatcher } from "./shared/matcher.ts";
-import { cutUtf8, looksBinary } from "./shared/text.ts";
+import { compileMatcher } from "../search/matcher.ts";
+import type { LineMatcher } from "../search/matcher.ts";
+import { cutUtf8 } from "./shared/text.ts";
+import { LINE_CHARS, scanBytes } from "../search/scan.ts";
+import type { ScanRequest, ScanResult } from "../search/scan.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
 /** The whole text output stays under this many bytes. */
 export const GREP_OUTPUT_BYTES: number = 256 * 1024;
 /** Longer lines are cut, with a marker. */
-export const GREP_LINE_CHARS = 500;
-/** Files read at once. */
+export const GREP_LINE_CHARS: number = LINE_CHARS;
+/** Files read at once while scanning file by file. */
 const READ_AHEAD = 8;
+/** Files scanned one by one before a backend's batch scanner takes over. */
+const SINGLE_FILES_FIRST = 64;
+/** Files per batch, and batches in flight, for a backend's batch scanner. */
+const BATCH_FILES = 256;
+const BATCHES_AHEAD = 4;
 
 const GrepSchema = v.strictObject({
   pattern: v.pipe(
@@ -140,31 +146,21 @@ export interface GrepOutput {
   readonly truncated: boolean;
 }
 
-interface FileResult {
+interface FileResult extends ScanResult {
   readonly path: string;
-  readonly skip?: keyof GrepSkipped;
-  readonly matches: number;
-  readonly lines: GrepLine[];
 }
 
-function cutLine(text: string): string {
-  if (text.length <= GREP_LINE_CHARS) return text;
-  return `${text.slice(0, GREP_LINE_CHARS)} [… line cut, ${
-    text.length - GREP_LINE_CHARS
-  } more characters]`;
-}
-
-async function searchFile(
+/** Scans one file through the backend's plain read. */
+async function scanFile(
   session: ToolSessionContext,
   path: CheckedPath,
   matcher: LineMatcher,
-  mode: GrepOutput["mode"],
-  context: number,
+  request: ScanRequest,
   signal: AbortSignal,
 ): Promise<FileResult> {
   let bytes: Uint8Array;
   try {
-    bytes = await session.filesystem.readFile(path, { maxBytes: GREP_MAX_FILE_BYTES, signal });
+    bytes = await session.filesystem.readFile(path, { maxBytes: request.maxBytes, signal });
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof ToolError && error.code === "too_large") {
@@ -175,36 +171,7 @@ async function searchFile(
     }
     throw error;
   }
-  if (looksBinary(bytes)) return { path: path.display, skip: "binary", matches: 0, lines: [] };
-  const none = { path: path.display, matches: 0, lines: [] };
-  if (matcher.literal !== null) {
-    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (haystack.indexOf(matcher.literal) === -1) return none;
-  }
-  const text = new TextDecoder().decode(bytes);
-  if (!matcher.mayMatch(text)) return none;
-  const all = text.split("\n");
-  if (all.length > 0 && all[all.length - 1] === "") all.pop();
-  const lines: GrepLine[] = [];
-  let matches = 0;
-  let lastShown = -1;
-  for (let i = 0; i < all.length; i++) {
-    if (!matcher.matchesLine(all[i])) continue;
-    matches++;
-    if (mode === "files_with_matches") break;
-    if (mode !== "content") continue;
-    for (let c = Math.max(lastShown + 1, i - context); c < i; c++) {
-      lines.push({ path: path.display, line: c + 1, text: cutLine(all[c]), context: true });
-    }
-    lines.push({ path: path.display, line: i + 1, text: cutLine(all[i]), context: false });
-    lastShown = i;
-    for (let c = i + 1; c <= Math.min(all.length - 1, i + context); c++) {
-      if (matcher.matchesLine(all[c])) break;
-      lines.push({ path: path.display, line: c + 1, text: cutLine(all[c]), context: true });
-      lastShown = c;
-    }
-  }
-  return { path: path.display, matches, lines };
+  return { path: path.display, ...scanBytes(bytes, matcher, request) };
 }
 
 function globFilter(glob: string | undefined): (display: string) => boolean {
@@ -266,7 +233,7 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
             truncated = true;
             break;
           }
-          lines.push(line);
+          lines.push({ path: result.path, ...line });
           if (!line.context) results++;
         }
         if (results === max) truncated = true;
@@ -276,19 +243,56 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
       if (results === max) truncated = true;
     };
 
-    // Results are taken in walk order; up to READ_AHEAD reads run ahead of it.
-    const pending: Promise<FileResult>[] = [];
+    // Results are taken in walk order. The first files are scanned one by
+    // one, up to READ_AHEAD ahead, so a small max_results stops at once; a
+    // large search then goes to the backend's batch scanner, if it has one.
+    const request: ScanRequest = {
+      pattern: input.pattern,
+      caseInsensitive: input.case_insensitive ?? false,
+      mode,
+      context,
+      maxBytes: GREP_MAX_FILE_BYTES,
+    };
+    const batchScan = session.filesystem.scanFiles?.bind(session.filesystem);
+    const pending: Promise<FileResult[]>[] = [];
+    let batch: CheckedPath[] = [];
+    let queued = 0;
+    const enqueue = (job: Promise<FileResult[]>) => {
+      // Marked handled at once: a job that fails while queued is still awaited below.
+      job.catch(() => {});
+      pending.push(job);
+    };
+    const flush = () => {
+      if (batch.length === 0 || batchScan === undefined) return;
+      const paths = batch;
+      batch = [];
+      enqueue(
+        batchScan(paths, request, call.signal).then((results) =>
+          results.map((result, i) => ({ ...result, path: paths[i].display }))
+        ),
+      );
+    };
+    const takeOldest = async () => {
+      for (const result of await pending.shift()!) take(result);
+    };
     try {
       for await (const entry of walk(session, start, { signal: call.signal, directories: false })) {
         if (!accept(entry.path.display)) continue;
-        const search = searchFile(session, entry.path, matcher, mode, context, call.signal);
-        // Marked handled at once: a read that fails while queued is still awaited below.
-        search.catch(() => {});
-        pending.push(search);
-        if (pending.length >= READ_AHEAD) take(await pending.shift()!);
+        if (batchScan !== undefined && ++queued > SINGLE_FILES_FIRST) {
+          batch.push(entry.path);
+          if (batch.length === BATCH_FILES) flush();
+        } else {
+          enqueue(
+            scanFile(session, entry.path, matcher, request, call.signal).then((result) => [result]),
+          );
+        }
+        while (pending.length >= (queued > SINGLE_FILES_FIRST ? BATCHES_AHEAD : READ_AHEAD)) {
+          await takeOldest();
+        }
         if (truncated) break;
       }
-      while (pending.length > 0 && !truncated) take(await pending.shift()!);
+      if (!truncated) flush();
+      while (pending.length > 0 && !truncated) await takeOldest();
     } finally {
       // Reads already in flight are awaited, never left floating.
       await Promise.allSettled(pending);

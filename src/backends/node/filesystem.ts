@@ -18,6 +18,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
+import { ScanPool } from "./scan_pool.ts";
 
 function kindOf(
   stats: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean },
@@ -76,7 +77,11 @@ async function openRegular(path: CheckedPath): Promise<{ handle: fs.FileHandle; 
  * ```
  */
 export function createNodeFileSystem(): AsyncFileSystem {
+  const pool = new ScanPool();
   return {
+    scanFiles(paths, request, signal) {
+      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
+    },
     async realPath(path) {
       try {
         return await fs.realpath(path);

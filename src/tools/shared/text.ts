@@ -9,13 +9,8 @@ import { ToolError } from "../../contract/errors.ts";
 /** The largest text file `write`, `edit` and undo will overwrite, and `read`'s output cap. */
 export const MAX_TEXT_BYTES: number = 1024 * 1024;
 
-/** How far into a file a NUL byte marks it as binary. */
-export const BINARY_SNIFF_BYTES = 8192;
-
-/** Whether `bytes` holds a NUL byte in its first 8 KiB. */
-export function looksBinary(bytes: Uint8Array): boolean {
-  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
-}
+export { BINARY_SNIFF_BYTES, looksBinary } from "../../search/scan.ts";
+import { looksBinary } from "../../search/scan.ts";
 
 /** Decodes strict UTF-8, or throws `invalid_utf8` naming the file. */
 export function decodeUtf8(bytes: Uint8Array, shown: string): string {

@@ -131,13 +131,24 @@ export async function* walk(
   yield* walkDirectory(session, start, "", stack, options);
 }
 
-async function* walkDirectory(
+/** One open directory of the depth-first walk. */
+interface Frame {
+  readonly directory: CheckedPath;
+  readonly relative: string;
+  readonly entries: readonly { name: string; kind: EntryKind }[];
+  index: number;
+  readonly pushedLayer: boolean;
+  readonly wasInRepository: boolean;
+}
+
+/** Opens a directory: its sorted entries, and its .gitignore layer when inside a repository. */
+async function openFrame(
   session: ToolSessionContext,
   directory: CheckedPath,
   relative: string,
   stack: IgnoreStack,
   options: WalkOptions,
-): AsyncGenerator<WalkEntry> {
+): Promise<Frame | null> {
   options.signal.throwIfAborted();
   let entries;
   try {
@@ -146,7 +157,9 @@ async function* walkDirectory(
     if (
       error instanceof ToolError &&
       (error.code === "permission_denied" || error.code === "not_found")
-    ) return;
+    ) {
+      return null;
+    }
     throw error;
   }
   entries.sort(byName);
@@ -157,11 +170,36 @@ async function* walkDirectory(
       ? null
       : await loadIgnore(session, directory);
   if (layer !== null) stack.layers.push(layer);
+  return { directory, relative, entries, index: 0, pushedLayer: layer !== null, wasInRepository };
+}
+
+/**
+ * The depth-first walk itself, iterative: one generator however deep the
+ * tree, so each entry costs one hop to the consumer, not one per level.
+ */
+async function* walkDirectory(
+  session: ToolSessionContext,
+  start: CheckedPath,
+  relative: string,
+  stack: IgnoreStack,
+  options: WalkOptions,
+): AsyncGenerator<WalkEntry> {
+  const frames: Frame[] = [];
+  const first = await openFrame(session, start, relative, stack, options);
+  if (first !== null) frames.push(first);
   try {
-    for (const entry of entries) {
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1];
+      if (frame.index === frame.entries.length) {
+        frames.pop();
+        if (frame.pushedLayer) stack.layers.pop();
+        stack.inRepository = frame.wasInRepository;
+        continue;
+      }
+      const entry = frame.entries[frame.index++];
       options.signal.throwIfAborted();
       if (entry.name === ".git" || (entry.kind !== "file" && entry.kind !== "directory")) continue;
-      const path = checkedChild(directory, entry.name, entry.kind);
+      const path = checkedChild(frame.directory, entry.name, entry.kind);
       if (path === null) continue;
       const isDirectory = entry.kind === "directory";
       if (
@@ -170,17 +208,21 @@ async function* walkDirectory(
       ) {
         continue;
       }
-      const childRelative = relative === "" ? entry.name : `${relative}/${entry.name}`;
+      const childRelative = frame.relative === "" ? entry.name : `${frame.relative}/${entry.name}`;
       if (isDirectory) {
         if (options.directories) yield { path, relative: childRelative, kind: "directory" };
-        yield* walkDirectory(session, path, childRelative, stack, options);
+        const child = await openFrame(session, path, childRelative, stack, options);
+        if (child !== null) frames.push(child);
       } else {
         yield { path, relative: childRelative, kind: "file" };
       }
     }
   } finally {
-    if (layer !== null) stack.layers.pop();
-    stack.inRepository = wasInRepository;
+    // An early stop leaves the stack as it was found.
+    for (const frame of frames.reverse()) {
+      if (frame.pushedLayer) stack.layers.pop();
+      stack.inRepository = frame.wasInRepository;
+    }
   }
 }
 

@@ -1,0 +1,77 @@
+/**
+ * The Node backend's search workers: up to one per core (two at most here),
+ * started on first use, kept idle without holding the process open.
+ *
+ * @module
+ */
+import { Worker } from "node:worker_threads";
+import { availableParallelism } from "node:os";
+import type { ScanRequest, ScanResult } from "../../search/scan.ts";
+import type { ScanAnswer, ScanJob } from "./scan_worker.ts";
+
+interface Slot {
+  readonly worker: Worker;
+  readonly waiting: Map<number, (answer: ScanAnswer) => void>;
+  broken: Error | null;
+}
+
+const MAX_WORKERS = 2;
+
+/** A pool of search workers. */
+export class ScanPool {
+  #slots: Slot[] = [];
+  #ids = 0;
+
+  #start(): Slot {
+    // The worker module sits beside this one: .ts under Deno, .js in the npm build.
+    const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+    const worker = new Worker(new URL(`./scan_worker.${extension}`, import.meta.url));
+    const slot: Slot = { worker, waiting: new Map(), broken: null };
+    worker.on("message", (answer: ScanAnswer) => {
+      slot.waiting.get(answer.id)?.(answer);
+      slot.waiting.delete(answer.id);
+      if (slot.waiting.size === 0) worker.unref();
+    });
+    worker.on("error", (error) => {
+      slot.broken = error;
+      for (const resolve of slot.waiting.values()) resolve({ id: -1, cancelled: true });
+      slot.waiting.clear();
+      this.#slots = this.#slots.filter((s) => s !== slot);
+    });
+    worker.unref();
+    return slot;
+  }
+
+  #pick(): Slot {
+    const size = Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
+    if (this.#slots.length < size) {
+      const slot = this.#start();
+      this.#slots.push(slot);
+      return slot;
+    }
+    return this.#slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
+  }
+
+  /** Scans real paths in a worker; rejects with the signal's reason when cancelled. */
+  scan(
+    paths: readonly string[],
+    request: ScanRequest,
+    signal?: AbortSignal,
+  ): Promise<ScanResult[]> {
+    signal?.throwIfAborted();
+    const slot = this.#pick();
+    const id = ++this.#ids;
+    const cancel = new SharedArrayBuffer(4);
+    const stop = () => Atomics.store(new Int32Array(cancel), 0, 1);
+    signal?.addEventListener("abort", stop, { once: true });
+    return new Promise<ScanResult[]>((resolve, reject) => {
+      slot.waiting.set(id, (answer) => {
+        signal?.removeEventListener("abort", stop);
+        if ("results" in answer) resolve(answer.results);
+        else reject(signal?.reason ?? slot.broken ?? new Error("The search worker stopped."));
+      });
+      slot.worker.ref();
+      slot.worker.postMessage({ id, paths, request, cancel } satisfies ScanJob);
+    });
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * A search worker of the Node backend: scans files with synchronous reads
+ * into one reused buffer (a worker thread may block; the host's event loop
+ * does not), checking the shared cancel flag before every file.
+ *
+ * @module
+ */
+import { parentPort } from "node:worker_threads";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { compileMatcher } from "../../search/matcher.ts";
+import type { LineMatcher } from "../../search/matcher.ts";
+import { scanBytes } from "../../search/scan.ts";
+import type { ScanRequest, ScanResult } from "../../search/scan.ts";
+
+/** A job posted to the worker. */
+export interface ScanJob {
+  /** Job id, echoed in the answer. */
+  readonly id: number;
+  /** Real paths (unwrapped from checked paths by the backend). */
+  readonly paths: readonly string[];
+  /** The search. */
+  readonly request: ScanRequest;
+  /** One Int32: set to 1 to stop before the next file. */
+  readonly cancel: SharedArrayBuffer;
+}
+
+/** The worker's answer. */
+export type ScanAnswer =
+  | { readonly id: number; readonly results: ScanResult[] }
+  | { readonly id: number; readonly cancelled: true };
+
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+let buffer = new Uint8Array(1 << 20);
+let compiled: { key: string; matcher: LineMatcher } | null = null;
+
+function matcherFor(request: ScanRequest): LineMatcher {
+  const key = `${request.caseInsensitive ? "i" : "s"}:${request.pattern}`;
+  if (compiled?.key !== key) {
+    compiled = { key, matcher: compileMatcher(request.pattern, request.caseInsensitive) };
+  }
+  return compiled.matcher;
+}
+
+function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): ScanResult {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch {
+    return { skip: "unreadable", matches: 0, lines: [] };
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return { skip: "unreadable", matches: 0, lines: [] };
+    if (stats.size > request.maxBytes) return { skip: "too_large", matches: 0, lines: [] };
+    if (buffer.length < stats.size + 1) {
+      buffer = new Uint8Array(Math.max(stats.size + 1, buffer.length * 2));
+    }
+    let filled = 0;
+    // Read to end of file (it may have grown), never past the cap.
+    while (filled < buffer.length) {
+      const read = readSync(fd, buffer, filled, buffer.length - filled, null);
+      if (read === 0) break;
+      filled += read;
+      if (filled > request.maxBytes) return { skip: "too_large", matches: 0, lines: [] };
+    }
+    return scanBytes(buffer.subarray(0, filled), matcher, request);
+  } catch {
+    return { skip: "unreadable", matches: 0, lines: [] };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+parentPort?.on("message", (job: ScanJob) => {
+  const flag = new Int32Array(job.cancel);
+  const matcher = matcherFor(job.request);
+  const results: ScanResult[] = [];
+  for (const path of job.paths) {
+    if (Atomics.load(flag, 0) !== 0) {
+      parentPort!.postMessage({ id: job.id, cancelled: true } satisfies ScanAnswer);
+      return;
+    }
+    results.push(scanOne(path, matcher, job.request));
+  }
+  parentPort!.postMessage({ id: job.id, results } satisfies ScanAnswer);
+});

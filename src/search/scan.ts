@@ -1,0 +1,103 @@
+/**
+ * Scanning one file's bytes for `grep`: binary detection, the literal
+ * prefilter, and matching lines with their context. Pure and runtime-free, so
+ * the same code runs on the main thread and in a backend's search workers.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import type { LineMatcher } from "./matcher.ts";
+
+/** How far into a file a NUL byte marks it as binary. */
+export const BINARY_SNIFF_BYTES = 8192;
+/** Longer lines are cut in results, with a marker. */
+export const LINE_CHARS = 500;
+
+/** Whether `bytes` holds a NUL byte in its first 8 KiB. */
+export function looksBinary(bytes: Uint8Array): boolean {
+  const head = bytes.subarray(0, BINARY_SNIFF_BYTES);
+  // Buffer's indexOf is a native memchr; a typed array's includes is not.
+  return Buffer.from(head.buffer, head.byteOffset, head.byteLength).indexOf(0) !== -1;
+}
+
+/** What `grep` reports. */
+export type ScanMode = "content" | "files_with_matches" | "count";
+
+/** A search, in plain data (it crosses to workers). */
+export interface ScanRequest {
+  /** The RE2 pattern. */
+  readonly pattern: string;
+  /** Case-insensitive matching. */
+  readonly caseInsensitive: boolean;
+  /** What to collect. */
+  readonly mode: ScanMode;
+  /** Context lines around matches (content mode). */
+  readonly context: number;
+  /** Larger files are skipped as `too_large`. */
+  readonly maxBytes: number;
+}
+
+/** One line of a content-mode result. */
+export interface ScanLine {
+  /** 1-based line number. */
+  readonly line: number;
+  /** The line, cut at 500 characters with a marker. */
+  readonly text: string;
+  /** Whether it is a context line rather than a match. */
+  readonly context: boolean;
+}
+
+/** The result of scanning one file. */
+export interface ScanResult {
+  /** Why the file was passed over, if it was. */
+  readonly skip?: "too_large" | "binary" | "unreadable";
+  /** Matching lines (1 at most in files_with_matches mode). */
+  readonly matches: number;
+  /** Content mode: matches with context. */
+  readonly lines: readonly ScanLine[];
+}
+
+const NONE: ScanResult = { matches: 0, lines: [] };
+
+function cutLine(text: string): string {
+  if (text.length <= LINE_CHARS) return text;
+  return `${text.slice(0, LINE_CHARS)} [… line cut, ${text.length - LINE_CHARS} more characters]`;
+}
+
+/** Scans a whole file's bytes. */
+export function scanBytes(
+  bytes: Uint8Array,
+  matcher: LineMatcher,
+  request: ScanRequest,
+): ScanResult {
+  if (looksBinary(bytes)) return { skip: "binary", matches: 0, lines: [] };
+  if (matcher.literal !== null) {
+    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (haystack.indexOf(matcher.literal) === -1) return NONE;
+  }
+  const text = new TextDecoder().decode(bytes);
+  if (!matcher.mayMatch(text)) return NONE;
+  const all = text.split("\n");
+  if (all.length > 0 && all[all.length - 1] === "") all.pop();
+  const lines: ScanLine[] = [];
+  let matches = 0;
+  let lastShown = -1;
+  const { mode, context } = request;
+  for (let i = 0; i < all.length; i++) {
+    if (!matcher.matchesLine(all[i])) continue;
+    matches++;
+    if (mode === "files_with_matches") break;
+    if (mode !== "content") continue;
+    for (let c = Math.max(lastShown + 1, i - context); c < i; c++) {
+      lines.push({ line: c + 1, text: cutLine(all[c]), context: true });
+    }
+    lines.push({ line: i + 1, text: cutLine(all[i]), context: false });
+    lastShown = i;
+    for (let c = i + 1; c <= Math.min(all.length - 1, i + context); c++) {
+      if (matcher.matchesLine(all[c])) break;
+      lines.push({ line: c + 1, text: cutLine(all[c]), context: true });
+      lastShown = c;
+    }
+  }
+  return { matches, lines };
+}
