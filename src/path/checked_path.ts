@@ -16,13 +16,11 @@ export type PathIntent = "must_exist" | "may_create";
 /** Which root admitted a path. */
 export type RootKind = "working_directory" | "skill_root";
 
-interface CheckedFields {
-  readonly real: string;
-  readonly root: string;
-}
-
-const fields = new WeakMap<CheckedPath, CheckedFields>();
 let minting = false;
+let pending: { real: string; root: string } | null = null;
+// Set once by the class's static block: the only reader of the private fields.
+let readReal: (path: CheckedPath) => string;
+let readRoot: (path: CheckedPath) => string;
 
 /**
  * A path that the session's resolver has checked: its real location sits
@@ -30,6 +28,16 @@ let minting = false;
  * Its real path is private; only backends can unwrap it.
  */
 export class CheckedPath {
+  // Private fields, not a side table: walks mint one per entry, and a WeakMap
+  // of tens of thousands of keys costs the garbage collector dearly.
+  readonly #real: string;
+  readonly #root: string;
+
+  static {
+    readReal = (path) => path.#real;
+    readRoot = (path) => path.#root;
+  }
+
   /** The path as shown to the model: relative to its root, or `.` for the root. */
   readonly display: string;
   /** The access this path was checked for. */
@@ -41,9 +49,11 @@ export class CheckedPath {
 
   /** Not for direct use: the session's `resolvePath` makes checked paths. */
   constructor(display: string, access: PathAccess, rootKind: RootKind, existed: boolean) {
-    if (!minting) {
+    if (!minting || pending === null) {
       throw new TypeError("CheckedPath values come only from session.resolvePath().");
     }
+    this.#real = pending.real;
+    this.#root = pending.root;
     this.display = display;
     this.access = access;
     this.rootKind = rootKind;
@@ -67,29 +77,30 @@ export function mintCheckedPath(
   existed: boolean,
 ): CheckedPath {
   minting = true;
+  pending = { real, root };
   try {
-    const path = new CheckedPath(display, access, rootKind, existed);
-    fields.set(path, { real, root });
-    return path;
+    return new CheckedPath(display, access, rootKind, existed);
   } finally {
     minting = false;
+    pending = null;
   }
 }
 
 /** The real absolute path behind a checked path. Only backends call this. */
 export function unwrapCheckedPath(path: CheckedPath): string {
-  const found = path instanceof CheckedPath ? fields.get(path) : undefined;
-  if (found === undefined) {
+  try {
+    return readReal(path);
+  } catch {
+    // Not a CheckedPath (a string, a copy, a look-alike): it has no private field.
     throw new ToolError("invalid_path", "Backends accept only paths checked by the session.");
   }
-  return found.real;
 }
 
 /** The canonical root that admitted a checked path. */
 export function rootOfCheckedPath(path: CheckedPath): string {
-  const found = fields.get(path);
-  if (found === undefined) {
+  try {
+    return readRoot(path);
+  } catch {
     throw new ToolError("invalid_path", "Backends accept only paths checked by the session.");
   }
-  return found.root;
 }

@@ -10,7 +10,7 @@ import ignore from "ignore";
 import { posix } from "node:path";
 import type { ToolSessionContext } from "../../contract/context.ts";
 import { ToolError } from "../../contract/errors.ts";
-import type { EntryKind } from "../../backends/filesystem.ts";
+import type { DirEntry, EntryKind } from "../../backends/filesystem.ts";
 import { checkedChild } from "../../path/mod.ts";
 import type { CheckedPath } from "../../path/mod.ts";
 
@@ -131,6 +131,9 @@ export async function* walk(
   yield* walkDirectory(session, start, "", stack, options);
 }
 
+/** Subdirectory listings each open directory requests ahead of the walk. */
+export const WALK_READ_AHEAD = 8;
+
 /** One open directory of the depth-first walk. */
 interface Frame {
   readonly directory: CheckedPath;
@@ -139,6 +142,23 @@ interface Frame {
   index: number;
   readonly pushedLayer: boolean;
   readonly wasInRepository: boolean;
+  /** Listings of the next few subdirectories, started so the backend's latency overlaps the walk. */
+  readonly ahead: Map<string, { path: CheckedPath; listing: Promise<DirEntry[]> }>;
+  /** Where the look-ahead has reached in `entries`. */
+  aheadIndex: number;
+}
+
+/** Starts listings of this frame's next subdirectories, keeping WALK_READ_AHEAD in flight. */
+function readAhead(session: ToolSessionContext, frame: Frame): void {
+  while (frame.ahead.size < WALK_READ_AHEAD && frame.aheadIndex < frame.entries.length) {
+    const entry = frame.entries[frame.aheadIndex++];
+    if (entry.kind !== "directory" || entry.name === ".git") continue;
+    const path = checkedChild(frame.directory, entry.name, "directory");
+    if (path === null) continue;
+    const listing = session.filesystem.readDir(path);
+    listing.catch(() => {}); // awaited when the walk gets there, or dropped with the walk
+    frame.ahead.set(entry.name, { path, listing });
+  }
 }
 
 /** Opens a directory: its sorted entries, and its .gitignore layer when inside a repository. */
@@ -148,11 +168,12 @@ async function openFrame(
   relative: string,
   stack: IgnoreStack,
   options: WalkOptions,
+  listing: Promise<DirEntry[]> = session.filesystem.readDir(directory),
 ): Promise<Frame | null> {
   options.signal.throwIfAborted();
   let entries;
   try {
-    entries = await session.filesystem.readDir(directory);
+    entries = await listing;
   } catch (error) {
     if (
       error instanceof ToolError &&
@@ -170,7 +191,18 @@ async function openFrame(
       ? null
       : await loadIgnore(session, directory);
   if (layer !== null) stack.layers.push(layer);
-  return { directory, relative, entries, index: 0, pushedLayer: layer !== null, wasInRepository };
+  const frame: Frame = {
+    directory,
+    relative,
+    entries,
+    index: 0,
+    pushedLayer: layer !== null,
+    wasInRepository,
+    ahead: new Map(),
+    aheadIndex: 0,
+  };
+  readAhead(session, frame);
+  return frame;
 }
 
 /**
@@ -202,6 +234,12 @@ async function* walkDirectory(
       const path = checkedChild(frame.directory, entry.name, entry.kind);
       if (path === null) continue;
       const isDirectory = entry.kind === "directory";
+      // Taken before the ignore check, so an ignored directory frees its look-ahead slot.
+      const started = isDirectory ? frame.ahead.get(entry.name) : undefined;
+      if (started !== undefined) {
+        frame.ahead.delete(entry.name);
+        readAhead(session, frame);
+      }
       if (
         stack.layers.length > 0 && path.rootKind === "working_directory" &&
         stack.ignored(path.display, isDirectory)
@@ -211,7 +249,14 @@ async function* walkDirectory(
       const childRelative = frame.relative === "" ? entry.name : `${frame.relative}/${entry.name}`;
       if (isDirectory) {
         if (options.directories) yield { path, relative: childRelative, kind: "directory" };
-        const child = await openFrame(session, path, childRelative, stack, options);
+        const child = await openFrame(
+          session,
+          path,
+          childRelative,
+          stack,
+          options,
+          started?.listing,
+        );
         if (child !== null) frames.push(child);
       } else {
         yield { path, relative: childRelative, kind: "file" };

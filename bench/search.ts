@@ -1,0 +1,202 @@
+/**
+ * grep and glob against ripgrep, GNU grep and fd, in one run, alternating,
+ * whole processes: medians, ratios to the reference tool, peak memory.
+ *
+ * Run: deno task bench:search [--kernel DIR] [--rounds N] [--generated-only]
+ *
+ * Corpora: the Linux kernel source tree from Debian's linux-source-6.1
+ * (installed and unpacked to a temporary folder when --kernel is not given),
+ * and a generated tree that needs no package.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const args = Deno.args;
+const option = (name: string) => {
+  const at = args.indexOf(name);
+  return at === -1 ? undefined : args[at + 1];
+};
+const rounds = Number(option("--rounds") ?? 5);
+
+async function sh(
+  script: string,
+  cwd = repo,
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string }> {
+  const { code, stdout, stderr } = await new Deno.Command("bash", {
+    args: ["-c", script],
+    cwd,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  return { code, out: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr) };
+}
+
+async function ensureTools(): Promise<void> {
+  const missing = [];
+  for (const [bin, pkg] of [["rg", "ripgrep"], ["fdfind", "fd-find"], ["/usr/bin/time", "time"]]) {
+    if ((await sh(`command -v ${bin}`)).code !== 0) missing.push(pkg);
+  }
+  if (missing.length > 0) {
+    console.error(`installing ${missing.join(" ")} …`);
+    await sh(`apt-get update -qq && apt-get install -y -qq ${missing.join(" ")}`);
+  }
+  if ((await sh("test -f npm/mod.js")).code !== 0) {
+    console.error("building the npm package …");
+    await sh("deno task build:npm --no-checks");
+  }
+}
+
+async function kernelTree(): Promise<string> {
+  const given = option("--kernel");
+  if (given) return given;
+  const target = join(Deno.env.get("TMPDIR") ?? "/tmp", "owt-bench-kernel");
+  const tree = join(target, "linux-source-6.1");
+  if ((await sh(`test -d ${tree}`)).code === 0) return tree;
+  if ((await sh("test -f /usr/src/linux-source-6.1.tar.xz")).code !== 0) {
+    console.error("installing linux-source-6.1 …");
+    await sh("apt-get update -qq && apt-get install -y -qq linux-source-6.1");
+  }
+  console.error("unpacking the kernel tree …");
+  await sh(`mkdir -p ${target} && tar xJf /usr/src/linux-source-6.1.tar.xz -C ${target}`);
+  return tree;
+}
+
+async function generatedTree(): Promise<string> {
+  const root = join(Deno.env.get("TMPDIR") ?? "/tmp", "owt-bench-generated");
+  if ((await sh(`test -f ${root}/.done`)).code === 0) return root;
+  console.error("generating a tree of 20,000 files …");
+  const line = "static int value = compute(alpha, beta); /* plain filler text for the search */\n";
+  for (let d = 0; d < 200; d++) {
+    const dir = join(root, `pkg${d % 20}`, `mod${d}`);
+    await Deno.mkdir(dir, { recursive: true });
+    for (let f = 0; f < 100; f++) {
+      let body = line.repeat(40 + (f % 60));
+      if ((d * 100 + f) % 9 === 0) {
+        body += "EXPORT_SYMBOL_GPL(thing);\nspin_lock_irqsave(&lock, flags);\n";
+      }
+      await Deno.writeTextFile(join(dir, `file${f}.${f % 3 === 0 ? "h" : "c"}`), body);
+    }
+  }
+  await Deno.writeTextFile(join(root, ".done"), "");
+  return root;
+}
+
+interface Runner {
+  readonly name: string;
+  readonly command: string;
+}
+
+const ours = (runtime: "node" | "deno", tail: string): Runner => ({
+  name: `openwork-tools (${runtime})`,
+  command: runtime === "node"
+    ? `node ${repo}bench/run_search.mjs ${repo}npm/mod.js "$PWD" ${tail}`
+    : `deno run --quiet --allow-read --allow-env ${repo}bench/run_search.mjs file://${repo}mod.ts "$PWD" ${tail}`,
+});
+
+interface Case {
+  readonly name: string;
+  readonly reference: Runner;
+  readonly others: Runner[];
+}
+
+const CASES: Case[] = [
+  {
+    name: "grep files_with_matches EXPORT_SYMBOL_GPL",
+    reference: {
+      name: "rg -l --no-ignore --hidden",
+      command: "rg -l --no-ignore --hidden EXPORT_SYMBOL_GPL | wc -l",
+    },
+    others: [
+      ours("node", "grep EXPORT_SYMBOL_GPL files_with_matches"),
+      ours("deno", "grep EXPORT_SYMBOL_GPL files_with_matches"),
+      { name: "grep -rl", command: "grep -rl EXPORT_SYMBOL_GPL . | wc -l" },
+    ],
+  },
+  {
+    name: "grep count spin_lock_irq(save|restore)\\(",
+    reference: {
+      name: "rg -c --no-ignore --hidden",
+      command:
+        "rg -c --no-ignore --hidden 'spin_lock_irq(save|restore)\\(' | awk -F: '{s+=$NF} END {print s}'",
+    },
+    others: [
+      ours("node", "grep 'spin_lock_irq(save|restore)\\(' count"),
+      ours("deno", "grep 'spin_lock_irq(save|restore)\\(' count"),
+    ],
+  },
+  {
+    name: "glob **/*.c",
+    reference: {
+      name: "fdfind -g '*.c' --no-ignore -H",
+      command: "fdfind -g '*.c' --no-ignore -H | wc -l",
+    },
+    others: [ours("node", "glob '**/*.c'"), ours("deno", "glob '**/*.c'")],
+  },
+];
+
+interface Sample {
+  seconds: number;
+  peakKiB: number;
+  output: string;
+}
+
+async function measure(runner: Runner, cwd: string): Promise<Sample> {
+  const started = performance.now();
+  const { code, out } = await sh(
+    // The command travels in the environment: no second layer of shell quoting.
+    `/usr/bin/time -f '__peak %M' bash -c "$BENCH_COMMAND"`,
+    cwd,
+    { BENCH_COMMAND: runner.command },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0) throw new Error(`${runner.name} failed: ${out}`);
+  const peakKiB = Number(/__peak (\d+)/.exec(out)?.[1] ?? 0);
+  return {
+    seconds,
+    peakKiB,
+    output: out.replace(/__peak \d+\s*/, "").trim().split("\n").pop() ?? "",
+  };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+async function runCorpus(label: string, root: string): Promise<void> {
+  console.log(`\n## ${label}: ${root}`);
+  console.log(`(warm cache, ${rounds} rounds, alternating; whole processes including start-up)\n`);
+  console.log("| case | tool | median s | ratio to reference | peak RSS MiB | result |");
+  console.log("|---|---|---:|---:|---:|---|");
+  for (const c of CASES) {
+    const runners = [c.reference, ...c.others];
+    await measure(c.reference, root); // warm the page cache
+    const samples = new Map<Runner, Sample[]>(runners.map((r) => [r, []]));
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? runners : [...runners].reverse();
+      for (const runner of order) samples.get(runner)!.push(await measure(runner, root));
+    }
+    const reference = median(samples.get(c.reference)!.map((s) => s.seconds));
+    for (const runner of runners) {
+      const list = samples.get(runner)!;
+      const seconds = median(list.map((s) => s.seconds));
+      const peak = Math.max(...list.map((s) => s.peakKiB)) / 1024;
+      console.log(
+        `| ${c.name} | ${runner.name} | ${seconds.toFixed(3)} | ${
+          (seconds / reference).toFixed(2)
+        }x | ${peak.toFixed(0)} | ${list[0].output} |`,
+      );
+    }
+  }
+}
+
+await ensureTools();
+await runCorpus("generated tree (20,000 files)", await generatedTree());
+if (!args.includes("--generated-only")) {
+  await runCorpus("Linux 6.1 source tree", await kernelTree());
+}
