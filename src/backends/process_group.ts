@@ -111,11 +111,21 @@ export function groupControl(direct: DirectSignaller, bash: BashRunner): GroupCo
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function vanishes(pgid: number, control: GroupControl, withinMs: number): Promise<boolean> {
+/**
+ * Polls until group `pgid` is gone. Scanning for zombies costs more than a
+ * probe, so it starts only once the poll delay reaches `zombiesAfter` ms.
+ */
+async function vanishes(
+  pgid: number,
+  control: GroupControl,
+  withinMs: number,
+  zombiesAfter: number,
+): Promise<boolean> {
   const end = Date.now() + withinMs;
   let delay = 1;
   while (true) {
-    if (!(await control.signal(pgid, "probe")) || await control.onlyZombiesLeft(pgid)) return true;
+    if (!(await control.signal(pgid, "probe"))) return true;
+    if (delay >= zombiesAfter && await control.onlyZombiesLeft(pgid)) return true;
     if (Date.now() >= end) return false;
     await sleep(Math.min(delay, Math.max(1, end - Date.now())));
     delay = Math.min(delay * 2, 16);
@@ -132,9 +142,10 @@ export async function terminateGroup(
   timing: TerminationTiming = {},
 ): Promise<boolean> {
   if (!(await control.signal(pgid, "SIGTERM"))) return true;
-  if (await vanishes(pgid, control, timing.graceMs ?? 1000)) return true;
+  if (await vanishes(pgid, control, timing.graceMs ?? 1000, 16)) return true;
   if (!(await control.signal(pgid, "SIGKILL"))) return true;
-  return await vanishes(pgid, control, timing.confirmMs ?? 3000);
+  // After SIGKILL every member dies at once; what lingers is only waiting to be reaped.
+  return await vanishes(pgid, control, timing.confirmMs ?? 3000, 2);
 }
 
 /**

@@ -74,6 +74,9 @@ export interface BashOutput {
   readonly duration_ms: number;
 }
 
+/** How many bytes one read of a byte stream asks for. */
+const READ_BYTES = 64 * 1024;
+
 async function drain(
   stream: ReadableStream<Uint8Array>,
   into: BoundedOutput,
@@ -81,15 +84,26 @@ async function drain(
   relay: ProgressRelay,
   stop: Promise<void>,
 ): Promise<void> {
-  const reader = stream.getReader();
+  // A byte stream is read into one reused buffer: `yes` then makes no garbage.
+  let byob: ReadableStreamBYOBReader | null = null;
+  try {
+    byob = stream.getReader({ mode: "byob" });
+  } catch {
+    byob = null;
+  }
+  const reader = byob ?? stream.getReader();
   const decoder = new TextDecoder();
   const stopped = stop.then(() => reader.cancel().catch(() => {}));
+  let buffer = new ArrayBuffer(READ_BYTES);
   try {
     while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
+      const { value, done } = byob !== null
+        ? await byob.read(new Uint8Array(buffer, 0, READ_BYTES))
+        : await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+      if (done || value === undefined) break;
       into.push(value);
-      relay.emit({ kind, chunk: decoder.decode(value, { stream: true }) });
+      if (relay.active) relay.emit({ kind, chunk: decoder.decode(value, { stream: true }) });
+      if (byob !== null) buffer = value.buffer as ArrayBuffer;
     }
   } catch {
     // A cancelled or broken pipe ends the drain; what was read is kept.

@@ -5,7 +5,7 @@
  * @module
  */
 import { execFile, spawn } from "node:child_process";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import type { ProcessBackend, ProcessExit } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
@@ -35,6 +35,45 @@ const control: GroupControl = groupControl(
       });
     }),
 );
+
+/**
+ * A web stream over a Node pipe, pulled: the pipe stays in paused mode and a
+ * chunk is read only when the consumer asks, so a fast writer waits in the
+ * pipe, not in memory. Cheaper per chunk than `Readable.toWeb`.
+ */
+function webStream(pipe: Readable): ReadableStream<Uint8Array> {
+  let ended = false;
+  let failure: unknown = null;
+  const wakers = new Set<() => void>();
+  const wake = () => {
+    for (const waker of wakers) waker();
+    wakers.clear();
+  };
+  pipe.on("readable", wake);
+  pipe.once("end", () => {
+    ended = true;
+    wake();
+  });
+  pipe.once("error", (error) => {
+    failure = error;
+    wake();
+  });
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (true) {
+        const chunk = pipe.read() as Uint8Array | null;
+        if (chunk !== null) return controller.enqueue(chunk);
+        if (failure !== null) return controller.error(failure);
+        if (ended) return controller.close();
+        await new Promise<void>((resolve) => wakers.add(resolve));
+      }
+    },
+    cancel() {
+      pipe.destroy();
+      wake();
+    },
+  }, { highWaterMark: 0 });
+}
 
 /**
  * Makes the Node process backend.
@@ -79,8 +118,8 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
         owned,
         {
           pid: child.pid!,
-          stdout: Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-          stderr: Readable.toWeb(child.stderr!) as ReadableStream<Uint8Array>,
+          stdout: webStream(child.stdout!),
+          stderr: webStream(child.stderr!),
           exited,
         },
         control,

@@ -23,6 +23,11 @@ export class ProgressRelay {
     this.#sink = sink;
   }
 
+  /** Whether anyone listens: without a sink, callers need not even build events. */
+  get active(): boolean {
+    return this.#sink !== undefined && !this.#closed;
+  }
+
   /** Events dropped because the sink fell behind. */
   get dropped(): number {
     return this.#dropped;
