@@ -21,6 +21,7 @@ import {
   toOpenAITools,
 } from "../mod.ts";
 import type { ToolSessionContext } from "../mod.ts";
+import { ALL_TOOLS } from "./helpers.ts";
 
 async function memorySession(
   mode: "default" | "acceptEdits" | "plan" = "default",
@@ -150,15 +151,7 @@ test("契约与分层: definition order is stable for the same selection", async
   const all1 = JSON.stringify(finalizeToolset({ session }).definitions);
   const all2 = JSON.stringify(finalizeToolset({ session }).definitions);
   assert.equal(all1, all2);
-  assert.deepEqual(JSON.parse(all1).map((d: { name: string }) => d.name), [
-    "read",
-    "write",
-    "edit",
-    "grep",
-    "glob",
-    "list",
-    "bash",
-  ]);
+  assert.deepEqual(JSON.parse(all1).map((d: { name: string }) => d.name), ALL_TOOLS);
 });
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -22,6 +22,17 @@ import * as fs from "node:fs/promises";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 
+/** The seven built-in tool names, in their fixed definition order. */
+export const ALL_TOOLS: readonly string[] = [
+  "read",
+  "write",
+  "edit",
+  "grep",
+  "glob",
+  "list",
+  "bash",
+];
+
 /** Whether the tests run under Deno. */
 export const underDeno: boolean = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
