@@ -8,6 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 const root = await Deno.makeTempDir({ prefix: "owt-mcp-" });
 await Deno.writeTextFile(`${root}/a.txt`, "alpha\nbeta\n");
@@ -44,7 +45,7 @@ const shorten = (value: unknown): unknown => {
   return value;
 };
 const send = transport.send.bind(transport);
-transport.send = (message, options) => {
+transport.send = (message: JSONRPCMessage, options?: Parameters<typeof send>[1]) => {
   console.log(`→ ${JSON.stringify(shorten(message))}`);
   return send(message, options);
 };
@@ -57,7 +58,7 @@ client.setRequestHandler(
 );
 const onmessage = () => {
   const inner = transport.onmessage!;
-  transport.onmessage = (message, extra) => {
+  transport.onmessage = (message: JSONRPCMessage, extra?: Parameters<typeof inner>[1]) => {
     console.log(`← ${JSON.stringify(shorten(message))}`);
     inner(message, extra);
   };
@@ -82,7 +83,7 @@ const long = client.callTool({ name: "bash", arguments: { command: "sleep 300" }
   signal: cancel.signal,
 });
 setTimeout(() => cancel.abort(), 300);
-await long.catch((error) => console.log(`   (client: ${error.message})`));
+await long.catch((error: Error) => console.log(`   (client: ${error.message})`));
 await client.callTool({ name: "read", arguments: { path: "/etc/passwd" } });
 await client.close();
 await Deno.remove(root, { recursive: true });
