@@ -177,8 +177,10 @@ if (checks) {
   }
   tests.sort();
   const report = await run("node", ["--test", "--test-reporter=spec", ...tests], out);
+  const count = (name: string) =>
+    Number(new RegExp(`^ℹ ${name} (\\d+)$`, "m").exec(report)?.[1] ?? 0);
   console.log(
-    report.split("\n").filter((line) => /^ℹ (tests|pass|fail|skipped)/.test(line)).join("\n"),
+    `node: ${count("pass")} passed, ${count("fail")} failed, ${count("skipped")} skipped`,
   );
 
   // 4. Pack, install into a fresh project, use it from ESM and from TypeScript.
