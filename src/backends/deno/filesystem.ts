@@ -16,6 +16,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
+import { ScanPool } from "../node/scan_pool.ts";
 
 function kindOf(info: { isFile: boolean; isDirectory: boolean; isSymlink: boolean }): EntryKind {
   if (info.isSymlink) return "symlink";
@@ -69,7 +70,12 @@ async function openRegular(path: CheckedPath): Promise<{ file: Deno.FsFile; size
  * ```
  */
 export function createDenoFileSystem(): AsyncFileSystem {
+  // grep's batch scans run in the same worker threads as under Node (Deno runs node:worker_threads).
+  const pool = new ScanPool();
   return {
+    scanFiles(paths, request, signal) {
+      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
+    },
     async realPath(path) {
       try {
         return await Deno.realPath(path);
