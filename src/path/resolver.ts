@@ -193,8 +193,10 @@ export function checkedChild(
   if (kind === "symlink" || name === "" || name === "." || name === ".." || name.includes("/")) {
     return null;
   }
-  const real = posix.join(unwrapCheckedPath(parent), name);
-  const display = parent.display === "." ? name : posix.join(parent.display, name);
+  // Plain concatenation: the parent is canonical and the name one segment (walks call this per entry).
+  const base = unwrapCheckedPath(parent);
+  const real = base === "/" ? `/${name}` : `${base}/${name}`;
+  const display = parent.display === "." ? name : `${parent.display}/${name}`;
   return mintCheckedPath(
     real,
     rootOfCheckedPath(parent),

@@ -16,6 +16,7 @@ interface Slot {
 }
 
 const MAX_WORKERS = 2;
+const NOTHING: ScanResult = Object.freeze({ matches: 0, lines: [] });
 
 /** A pool of search workers. */
 export class ScanPool {
@@ -67,8 +68,11 @@ export class ScanPool {
     return new Promise<ScanResult[]>((resolve, reject) => {
       slot.waiting.set(id, (answer) => {
         signal?.removeEventListener("abort", stop);
-        if ("results" in answer) resolve(answer.results);
-        else reject(signal?.reason ?? slot.broken ?? new Error("The search worker stopped."));
+        if ("results" in answer) {
+          const dense = new Array<ScanResult>(answer.count).fill(NOTHING);
+          for (const [index, result] of answer.results) dense[index] = result;
+          resolve(dense);
+        } else reject(signal?.reason ?? slot.broken ?? new Error("The search worker stopped."));
       });
       slot.worker.ref();
       slot.worker.postMessage({ id, paths, request, cancel } satisfies ScanJob);

@@ -24,9 +24,13 @@ export interface ScanJob {
   readonly cancel: SharedArrayBuffer;
 }
 
-/** The worker's answer. */
+/**
+ * The worker's answer. Results are sparse, `[index, result]` for the files
+ * that matched or were skipped: most files match nothing, and cloning a
+ * result per file across threads would cost more than scanning it.
+ */
 export type ScanAnswer =
-  | { readonly id: number; readonly results: ScanResult[] }
+  | { readonly id: number; readonly count: number; readonly results: [number, ScanResult][] }
   | { readonly id: number; readonly cancelled: true };
 
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
@@ -74,13 +78,14 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
 parentPort?.on("message", (job: ScanJob) => {
   const flag = new Int32Array(job.cancel);
   const matcher = matcherFor(job.request);
-  const results: ScanResult[] = [];
-  for (const path of job.paths) {
+  const results: [number, ScanResult][] = [];
+  for (let i = 0; i < job.paths.length; i++) {
     if (Atomics.load(flag, 0) !== 0) {
       parentPort!.postMessage({ id: job.id, cancelled: true } satisfies ScanAnswer);
       return;
     }
-    results.push(scanOne(path, matcher, job.request));
+    const result = scanOne(job.paths[i], matcher, job.request);
+    if (result.matches > 0 || result.skip !== undefined) results.push([i, result]);
   }
-  parentPort!.postMessage({ id: job.id, results } satisfies ScanAnswer);
+  parentPort!.postMessage({ id: job.id, count: job.paths.length, results } satisfies ScanAnswer);
 });
