@@ -87,6 +87,7 @@ export type {
   ProcessBackend,
   ProcessExit,
   ProcessHandle,
+  ProcessOutput,
   SpawnRequest,
 } from "./src/backends/process.ts";
 export type { ScanLine, ScanMode, ScanRequest, ScanResult } from "./src/search/scan.ts";

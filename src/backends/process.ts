@@ -26,14 +26,22 @@ export interface ProcessExit {
   readonly signal: string | null;
 }
 
+/**
+ * One output pipe of a process: a web stream (read into one reused buffer
+ * when it is a byte stream) or any async iterable of chunks, such as a Node
+ * readable, whose own iterator is its fastest reader. Cancelling the stream,
+ * or returning from the iterator, closes the pipe and ends a pending read.
+ */
+export type ProcessOutput = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
 /** A started process; stdin is closed, stdout and stderr are piped. */
 export interface ProcessHandle {
   /** The leader's pid, which is also its process-group id. */
   readonly pid: number;
   /** The leader's standard output. */
-  readonly stdout: ReadableStream<Uint8Array>;
+  readonly stdout: ProcessOutput;
   /** The leader's standard error. */
-  readonly stderr: ReadableStream<Uint8Array>;
+  readonly stderr: ProcessOutput;
   /** Settles when the leader exits. */
   readonly exited: Promise<ProcessExit>;
   /**

@@ -12,6 +12,8 @@ import { ToolError } from "../contract/errors.ts";
 export interface LineMatcher {
   /** Bytes every match must contain, when the pattern proves some. */
   readonly literal: Uint8Array | null;
+  /** The same literal as text, to skip lines without it before the regular expression runs. */
+  readonly literalText: string | null;
   /** Whether `text` may hold a match (a fast whole-text test). */
   mayMatch(text: string): boolean;
   /** Whether one line matches. */
@@ -82,6 +84,7 @@ export function compileMatcher(pattern: string, caseInsensitive: boolean): LineM
   );
   return {
     literal: literal === null ? null : new TextEncoder().encode(literal),
+    literalText: literal,
     mayMatch: (text) => multiline.test(text),
     matchesLine: (line) => regex.test(line),
   };

@@ -83,8 +83,11 @@ export function scanBytes(
   let matches = 0;
   let lastShown = -1;
   const { mode, context } = request;
+  const { literalText } = matcher;
+  const hit = (line: string) =>
+    (literalText === null || line.includes(literalText)) && matcher.matchesLine(line);
   for (let i = 0; i < all.length; i++) {
-    if (!matcher.matchesLine(all[i])) continue;
+    if (!hit(all[i])) continue;
     matches++;
     if (mode === "files_with_matches") break;
     if (mode !== "content") continue;
@@ -94,7 +97,7 @@ export function scanBytes(
     lines.push({ line: i + 1, text: cutLine(all[i]), context: false });
     lastShown = i;
     for (let c = i + 1; c <= Math.min(all.length - 1, i + context); c++) {
-      if (matcher.matchesLine(all[c])) break;
+      if (hit(all[c])) break;
       lines.push({ line: c + 1, text: cutLine(all[c]), context: true });
       lastShown = c;
     }

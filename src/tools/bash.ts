@@ -13,6 +13,7 @@ import type { ErrorCode } from "../contract/errors.ts";
 import { classifyCommand } from "../permissions/classifier.ts";
 import { BoundedOutput } from "./shared/bounded_output.ts";
 import { ProgressRelay } from "./shared/progress.ts";
+import type { ProcessOutput } from "../backends/process.ts";
 
 /** Default `timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -77,39 +78,69 @@ export interface BashOutput {
 /** How many bytes one read of a byte stream asks for. */
 const READ_BYTES = 64 * 1024;
 
+/**
+ * Reads a pipe to its end, or until `stop`; each chunk goes to `take`. `stop`
+ * closes the pipe, which ends a read still pending (one reaction, not one per
+ * chunk: a race per read would pile up handlers on `stop`).
+ */
+async function readPipe(
+  pipe: ProcessOutput,
+  take: (chunk: Uint8Array) => void,
+  stop: Promise<void>,
+): Promise<void> {
+  if (pipe instanceof ReadableStream) {
+    // A byte stream is read into one reused buffer: `yes` then makes no garbage.
+    let byob: ReadableStreamBYOBReader | null = null;
+    try {
+      byob = pipe.getReader({ mode: "byob" });
+    } catch {
+      byob = null;
+    }
+    const reader = byob ?? pipe.getReader();
+    const closing = stop.then(() => reader.cancel().catch(() => {}));
+    let buffer = new ArrayBuffer(READ_BYTES);
+    try {
+      while (true) {
+        const next = byob !== null
+          ? await byob.read(new Uint8Array(buffer, 0, READ_BYTES))
+          : await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+        if (next.done || next.value === undefined) return;
+        take(next.value);
+        if (byob !== null) buffer = next.value.buffer as ArrayBuffer;
+      }
+    } finally {
+      reader.releaseLock();
+      void closing;
+    }
+  }
+  const chunks = (pipe as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  const closing = stop.then(() => Promise.resolve(chunks.return?.()).catch(() => {}));
+  try {
+    while (true) {
+      const next = await chunks.next();
+      if (next.done) return;
+      take(next.value);
+    }
+  } finally {
+    void closing;
+  }
+}
+
 async function drain(
-  stream: ReadableStream<Uint8Array>,
+  pipe: ProcessOutput,
   into: BoundedOutput,
   kind: "stdout" | "stderr",
   relay: ProgressRelay,
   stop: Promise<void>,
 ): Promise<void> {
-  // A byte stream is read into one reused buffer: `yes` then makes no garbage.
-  let byob: ReadableStreamBYOBReader | null = null;
-  try {
-    byob = stream.getReader({ mode: "byob" });
-  } catch {
-    byob = null;
-  }
-  const reader = byob ?? stream.getReader();
   const decoder = new TextDecoder();
-  const stopped = stop.then(() => reader.cancel().catch(() => {}));
-  let buffer = new ArrayBuffer(READ_BYTES);
   try {
-    while (true) {
-      const { value, done } = byob !== null
-        ? await byob.read(new Uint8Array(buffer, 0, READ_BYTES))
-        : await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
-      if (done || value === undefined) break;
-      into.push(value);
-      if (relay.active) relay.emit({ kind, chunk: decoder.decode(value, { stream: true }) });
-      if (byob !== null) buffer = value.buffer as ArrayBuffer;
-    }
+    await readPipe(pipe, (chunk) => {
+      into.push(chunk);
+      if (relay.active) relay.emit({ kind, chunk: decoder.decode(chunk, { stream: true }) });
+    }, stop);
   } catch {
     // A cancelled or broken pipe ends the drain; what was read is kept.
-  } finally {
-    reader.releaseLock();
-    void stopped;
   }
 }
 
