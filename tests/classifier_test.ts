@@ -4,24 +4,19 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  classifyCommand,
-  createMemoryFileSystem,
-  createSession,
-  decide,
-  finalizeToolset,
-} from "../mod.ts";
+import { classifyCommand, decide, finalizeToolset } from "../mod.ts";
 import type { ToolEffect, ToolSessionContext } from "../mod.ts";
+import { memorySession } from "./helpers.ts";
 
-async function session(
+function session(
   mode: "default" | "acceptEdits" | "plan" = "default",
 ): Promise<ToolSessionContext> {
-  const filesystem = createMemoryFileSystem();
-  filesystem.writeFile("/repo/src/a.ts", "x\n");
-  filesystem.writeFile("/repo/.git/config", "[core]\n");
-  filesystem.symlink("/elsewhere", "/repo/out");
-  filesystem.mkdirp("/elsewhere");
-  return await createSession({ workingDirectory: "/repo", filesystem, permissions: { mode } });
+  return memorySession(mode, {
+    "repo/src/a.ts": "x\n",
+    "repo/.git/config": "[core]\n",
+    "elsewhere": { dir: true },
+    "repo/out": { symlink: "/elsewhere" },
+  });
 }
 
 /** Commands that must never be called read-only. */

@@ -10,8 +10,6 @@ import { fileURLToPath } from "node:url";
 import * as v from "valibot";
 import {
   builtinRegistry,
-  createMemoryFileSystem,
-  createSession,
   defineTool,
   ERROR_CODES,
   finalizeToolset,
@@ -21,14 +19,12 @@ import {
   toOpenAITools,
 } from "../mod.ts";
 import type { ToolSessionContext } from "../mod.ts";
-import { ALL_TOOLS } from "./helpers.ts";
+import { ALL_TOOLS, memorySession as sharedMemorySession } from "./helpers.ts";
 
-async function memorySession(
+function memorySession(
   mode: "default" | "acceptEdits" | "plan" = "default",
 ): Promise<ToolSessionContext> {
-  const filesystem = createMemoryFileSystem();
-  filesystem.writeFile("/repo/a.txt", "alpha\nbeta\n");
-  return await createSession({ workingDirectory: "/repo", filesystem, permissions: { mode } });
+  return sharedMemorySession(mode, { "repo/a.txt": "alpha\nbeta\n" });
 }
 
 test("契约与分层: definitions and dispatch come from one FinalizedToolset", async () => {

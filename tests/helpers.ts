@@ -33,6 +33,24 @@ export const ALL_TOOLS: readonly string[] = [
   "bash",
 ];
 
+/**
+ * A session on an in-memory file system with its working directory at
+ * `/repo`; `layout` paths are relative to `/` (a layout entry as in {@link Layout}).
+ */
+export async function memorySession(
+  mode: PermissionMode = "default",
+  layout: Layout = {},
+): Promise<ToolSessionContext> {
+  const filesystem = createMemoryFileSystem();
+  filesystem.mkdirp("/repo");
+  for (const [path, entry] of Object.entries(layout)) {
+    if (typeof entry === "string") filesystem.writeFile(`/${path}`, entry);
+    else if ("symlink" in entry) filesystem.symlink(entry.symlink, `/${path}`);
+    else filesystem.mkdirp(`/${path}`);
+  }
+  return await createSession({ workingDirectory: "/repo", filesystem, permissions: { mode } });
+}
+
 /** Whether the tests run under Deno. */
 export const underDeno: boolean = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
 
