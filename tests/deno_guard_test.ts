@@ -31,6 +31,8 @@ test(
       await mkdir(second);
       await writeFile(`${root}/a.txt`, "alpha\n");
       await writeFile(`${second}/secret.txt`, "secret\n");
+      await mkdir(`${root}/many`);
+      for (let i = 0; i < 100; i++) await writeFile(`${root}/many/n${i}.txt`, `needle ${i}\n`);
       // Deno.Command, not node:child_process: Deno's Node layer rewrites commands that start Deno.
       const { Deno: deno } = globalThis as unknown as { Deno: DenoLike };
       const agent = fileURLToPath(new URL("./fixtures/guard_agent.ts", import.meta.url));
@@ -45,12 +47,14 @@ test(
       assert.equal(child.code, 0, new TextDecoder().decode(child.stderr));
       const results = JSON.parse(out.trim().split("\n").pop()!) as Record<
         string,
-        [boolean, string | null, string]
+        [boolean, string | null, string, number]
       >;
       for (const tool of ["read", "write", "edit", "grep", "glob", "list", "bash"]) {
         assert.equal(results[tool][0], true, `${tool}: ${results[tool][2]}`);
       }
       assert.match(results.bash[2], /ALPHA[\s\S]*bg/);
+      assert.equal(results.grep_many[0], true, results.grep_many[2]);
+      assert.equal(results.grep_many[3], 100);
       assert.deepEqual(results.second_root_read.slice(0, 2), [false, "runtime_permission_denied"]);
       assert.deepEqual(results.second_root_list.slice(0, 2), [false, "runtime_permission_denied"]);
       assert.deepEqual(results.outside_read.slice(0, 2), [false, "path_outside_root"]);

@@ -253,7 +253,7 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
       context,
       maxBytes: GREP_MAX_FILE_BYTES,
     };
-    const batchScan = session.filesystem.scanFiles?.bind(session.filesystem);
+    let batchScan = session.filesystem.scanFiles?.bind(session.filesystem);
     const pending: Promise<FileResult[]>[] = [];
     let batch: CheckedPath[] = [];
     let queued = 0;
@@ -263,12 +263,27 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
       pending.push(job);
     };
     const flush = () => {
-      if (batch.length === 0 || batchScan === undefined) return;
+      if (batch.length === 0) return;
       const paths = batch;
       batch = [];
+      if (batchScan === undefined) {
+        enqueue(
+          Promise.all(paths.map((path) => scanFile(session, path, matcher, request, call.signal))),
+        );
+        return;
+      }
       enqueue(
-        batchScan(paths, request, call.signal).then((results) =>
-          results.map((result, i) => ({ ...result, path: paths[i].display }))
+        batchScan(paths, request, call.signal).then(
+          (results) => results.map((result, i) => ({ ...result, path: paths[i].display })),
+          (error) => {
+            if (call.signal.aborted) throw error;
+            // The batch scanner could not run (e.g. the runtime may not read its worker
+            // module): this batch and the rest are scanned file by file instead.
+            batchScan = undefined;
+            return Promise.all(
+              paths.map((path) => scanFile(session, path, matcher, request, call.signal)),
+            );
+          },
         ),
       );
     };

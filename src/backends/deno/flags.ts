@@ -17,6 +17,10 @@ export interface DenoFlagOptions {
   readonly shell?: string;
 }
 
+function localDirectory(url: URL): string | null {
+  return url.protocol === "file:" ? fileURLToPath(url) : null;
+}
+
 function packageDirectory(specifier: string): string | null {
   try {
     return dirname(fileURLToPath(import.meta.resolve(specifier)));
@@ -28,7 +32,8 @@ function packageDirectory(specifier: string): string | null {
 /**
  * The flags a host passes to `deno run` so that the tools work and nothing
  * else is granted: read of the roots (and of the two wasm files the bash
- * classifier loads), write of the working directory, and run of the shell.
+ * classifier loads, and of grep's worker module), write of the working
+ * directory, and run of the shell.
  * Deno then refuses, as `runtime_permission_denied`, any access the flags do
  * not cover, even one the tools' own boundary would allow.
  *

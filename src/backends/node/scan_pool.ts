@@ -59,8 +59,14 @@ export class ScanPool {
     request: ScanRequest,
     signal?: AbortSignal,
   ): Promise<ScanResult[]> {
-    signal?.throwIfAborted();
-    const slot = this.#pick();
+    let slot: Slot;
+    try {
+      signal?.throwIfAborted();
+      slot = this.#pick();
+    } catch (error) {
+      // Starting a worker can fail (a runtime may refuse to read its module): a rejection, not a throw.
+      return Promise.reject(error);
+    }
     const id = ++this.#ids;
     const cancel = new SharedArrayBuffer(4);
     const stop = () => Atomics.store(new Int32Array(cancel), 0, 1);
