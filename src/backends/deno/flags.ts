@@ -17,10 +17,6 @@ export interface DenoFlagOptions {
   readonly shell?: string;
 }
 
-function localDirectory(url: URL): string | null {
-  return url.protocol === "file:" ? fileURLToPath(url) : null;
-}
-
 function packageDirectory(specifier: string): string | null {
   try {
     return dirname(fileURLToPath(import.meta.resolve(specifier)));
@@ -32,8 +28,10 @@ function packageDirectory(specifier: string): string | null {
 /**
  * The flags a host passes to `deno run` so that the tools work and nothing
  * else is granted: read of the roots (and of the two wasm files the bash
- * classifier loads, and of grep's worker module), write of the working
- * directory, and run of the shell.
+ * classifier loads), write of the working directory, and run of the shell.
+ * Under these flags grep's search workers cannot load their modules, so grep
+ * scans file by file (correct, slower); a host that also grants read of this
+ * package and its npm dependencies gets the workers back.
  * Deno then refuses, as `runtime_permission_denied`, any access the flags do
  * not cover, even one the tools' own boundary would allow.
  *
