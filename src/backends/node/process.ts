@@ -81,18 +81,51 @@ function webStream(pipe: Readable): ReadableStream<Uint8Array> {
  */
 function output(pipe: Readable): ProcessOutput {
   if (process.versions.deno !== undefined) return webStream(pipe);
+  // Flowing 'data' events into a short queue: the pipe pauses while the queue
+  // is full, and no chunk is concatenated or copied on the way.
+  const queue: Uint8Array[] = [];
+  let ended = false;
+  let failure: unknown = null;
+  let wake: (() => void) | null = null;
+  const signal = () => {
+    wake?.();
+    wake = null;
+  };
+  pipe.on("data", (chunk: Uint8Array) => {
+    queue.push(chunk);
+    if (queue.length >= 8) pipe.pause();
+    signal();
+  });
+  pipe.once("end", () => {
+    ended = true;
+    signal();
+  });
+  pipe.once("error", (error) => {
+    failure = error;
+    signal();
+  });
   return {
-    [Symbol.asyncIterator]() {
-      const chunks = pipe[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
-      return {
-        next: () => chunks.next(),
-        // Destroying the pipe is what ends a read still pending.
-        return: () => {
-          pipe.destroy();
-          return Promise.resolve({ done: true as const, value: undefined });
-        },
-      };
-    },
+    [Symbol.asyncIterator]: () => ({
+      async next(): Promise<IteratorResult<Uint8Array>> {
+        while (true) {
+          const chunk = queue.shift();
+          if (chunk !== undefined) {
+            if (queue.length < 2 && pipe.isPaused()) pipe.resume();
+            return { done: false, value: chunk };
+          }
+          if (failure !== null) throw failure;
+          if (ended) return { done: true, value: undefined };
+          await new Promise<void>((resolve) => (wake = resolve));
+        }
+      },
+      // Destroying the pipe is what ends a read still pending.
+      return(): Promise<IteratorResult<Uint8Array>> {
+        pipe.destroy();
+        ended = true;
+        signal();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    }),
   };
 }
 
