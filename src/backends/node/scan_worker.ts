@@ -53,19 +53,22 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
     return { skip: "unreadable", matches: 0, lines: [] };
   }
   try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) return { skip: "unreadable", matches: 0, lines: [] };
-    if (stats.size > request.maxBytes) return { skip: "too_large", matches: 0, lines: [] };
-    if (buffer.length < stats.size + 1) {
-      buffer = new Uint8Array(Math.max(stats.size + 1, buffer.length * 2));
-    }
-    let filled = 0;
-    // Read to end of file (it may have grown), never past the cap.
-    while (filled < buffer.length) {
-      const read = readSync(fd, buffer, filled, buffer.length - filled, null);
-      if (read === 0) break;
-      filled += read;
-      if (filled > request.maxBytes) return { skip: "too_large", matches: 0, lines: [] };
+    // Most files fit the buffer: one read and no fstat. A full buffer asks fstat for the size.
+    let filled = readSync(fd, buffer, 0, buffer.length, null);
+    if (filled === buffer.length) {
+      const stats = fstatSync(fd);
+      if (!stats.isFile()) return { skip: "unreadable", matches: 0, lines: [] };
+      if (stats.size > request.maxBytes) return { skip: "too_large", matches: 0, lines: [] };
+      const larger = new Uint8Array(Math.max(stats.size + 1, buffer.length * 2));
+      larger.set(buffer);
+      buffer = larger;
+      // Read to end of file (it may have grown), never past the cap.
+      while (filled < buffer.length) {
+        const read = readSync(fd, buffer, filled, buffer.length - filled, null);
+        if (read === 0) break;
+        filled += read;
+        if (filled > request.maxBytes) return { skip: "too_large", matches: 0, lines: [] };
+      }
     }
     return scanBytes(buffer.subarray(0, filled), matcher, request);
   } catch {
