@@ -33,12 +33,15 @@ export class ScanPool {
       slot.waiting.delete(answer.id);
       if (slot.waiting.size === 0) worker.unref();
     });
-    worker.on("error", (error) => {
-      slot.broken = error;
+    // A worker that fails or exits answers every job it holds, so no scan waits forever.
+    const retire = (error: Error) => {
+      slot.broken ??= error;
       for (const resolve of slot.waiting.values()) resolve({ id: -1, cancelled: true });
       slot.waiting.clear();
       this.#slots = this.#slots.filter((s) => s !== slot);
-    });
+    };
+    worker.on("error", retire);
+    worker.on("exit", (code) => retire(new Error(`The search worker exited with code ${code}.`)));
     worker.unref();
     return slot;
   }
