@@ -218,6 +218,10 @@ for (const fixture of fixtures) {
       }
       assert.deepEqual(pages, expected);
       assert.equal((await ws.call("list", { limit: 2001 })).error?.code, "invalid_input");
+      assert.match(
+        (await ws.call("list", { offset: 50 })).output,
+        /offset 50 is past the last entry of \. \(8 entries\)/,
+      );
       assert.equal((await ws.call("list", { path: "z.txt" })).error?.code, "not_a_directory");
     } finally {
       await ws.cleanup();

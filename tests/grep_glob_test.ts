@@ -85,6 +85,9 @@ for (const fixture of fixtures) {
         (await ws.call("glob", { pattern: "*", max_results: 2001 })).error?.code,
         "invalid_input",
       );
+      const absolute = await ws.call("glob", { pattern: "/etc/*" });
+      assert.equal(absolute.error?.code, "invalid_input");
+      assert.match(absolute.output, /relative to `path`/);
     } finally {
       await ws.cleanup();
     }

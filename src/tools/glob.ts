@@ -71,6 +71,12 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
   },
   async execute(input, session, call) {
     const start = await session.resolvePath(input.path ?? ".", "read", "must_exist");
+    if (input.pattern.startsWith("/")) {
+      throw new ToolError(
+        "invalid_input",
+        "pattern is matched against paths relative to `path`; put the directory in `path` and a relative pattern here.",
+      );
+    }
     let matches: (path: string) => boolean;
     try {
       matches = picomatch(input.pattern, { dot: true, strictBrackets: true });

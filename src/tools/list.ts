@@ -118,6 +118,9 @@ export const listTool: Tool<ListInput, ListOutput> = defineTool<ListInput, ListO
   },
   toText(output) {
     if (output.total === 0) return `${output.path} is empty.`;
+    if (output.entries.length === 0) {
+      return `offset ${output.offset} is past the last entry of ${output.path} (${output.total} entries).`;
+    }
     const lines = output.entries.map((e) => e.name + SUFFIX[e.kind]);
     const last = output.offset + output.entries.length;
     const header = `${output.path}: entries ${output.offset + 1}–${last} of ${output.total}`;
