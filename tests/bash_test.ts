@@ -264,7 +264,13 @@ for (const { name, create } of await processBackends()) {
       );
       assert.ok(data.stdout.length < 40 * 1024, "only a head and a tail are kept");
       assert.match(data.stdout, /^y\ny\n[\s\S]*\[… \d+ bytes omitted …\]\n[\s\S]*y\n$/);
-      assert.ok(grown < 200 * 1024 * 1024, `rss grew by ${grown} bytes`);
+      // Keeping the output would grow memory by at least what was drained; garbage the
+      // collector has not reclaimed yet may stand for a fraction of it.
+      const bound = Math.max(64 * 1024 * 1024, data.stdout_omitted_bytes / 4);
+      assert.ok(
+        grown < bound,
+        `rss grew by ${grown} bytes while ${data.stdout_omitted_bytes} were drained`,
+      );
     } finally {
       await ws.cleanup();
     }
