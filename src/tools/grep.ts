@@ -17,15 +17,13 @@ import { walk } from "./shared/walk.ts";
 import { compileMatcher } from "../search/matcher.ts";
 import type { LineMatcher } from "../search/matcher.ts";
 import { cutUtf8 } from "./shared/text.ts";
-import { LINE_CHARS, scanBytes } from "../search/scan.ts";
+import { scanBytes } from "../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
 /** The whole text output stays under this many bytes. */
 export const GREP_OUTPUT_BYTES: number = 256 * 1024;
-/** Longer lines are cut, with a marker. */
-export const GREP_LINE_CHARS: number = LINE_CHARS;
 /** Files read at once while scanning file by file. */
 const READ_AHEAD = 8;
 /** Files scanned one by one before a backend's batch scanner takes over. */

@@ -37,35 +37,43 @@ const control: GroupControl = groupControl(
 );
 
 /**
+ * A pipe's end and failure, and a way for a reader to wait for its next
+ * event (`wake` is called by the reader's own data listener too).
+ */
+function watchPipe(pipe: Readable) {
+  const state = { ended: false, failure: null as unknown };
+  const waiting = new Set<() => void>();
+  const wake = () => {
+    for (const resolve of waiting) resolve();
+    waiting.clear();
+  };
+  pipe.once("end", () => {
+    state.ended = true;
+    wake();
+  });
+  pipe.once("error", (error) => {
+    state.failure = error;
+    wake();
+  });
+  return { state, wake, changed: () => new Promise<void>((resolve) => waiting.add(resolve)) };
+}
+
+/**
  * A web stream over a Node pipe, pulled: the pipe stays in paused mode and a
  * chunk is read only when the consumer asks, so a fast writer waits in the
  * pipe, not in memory. Cheaper per chunk than `Readable.toWeb`.
  */
 function webStream(pipe: Readable): ReadableStream<Uint8Array> {
-  let ended = false;
-  let failure: unknown = null;
-  const wakers = new Set<() => void>();
-  const wake = () => {
-    for (const waker of wakers) waker();
-    wakers.clear();
-  };
+  const { state, wake, changed } = watchPipe(pipe);
   pipe.on("readable", wake);
-  pipe.once("end", () => {
-    ended = true;
-    wake();
-  });
-  pipe.once("error", (error) => {
-    failure = error;
-    wake();
-  });
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       while (true) {
         const chunk = pipe.read() as Uint8Array | null;
         if (chunk !== null) return controller.enqueue(chunk);
-        if (failure !== null) return controller.error(failure);
-        if (ended) return controller.close();
-        await new Promise<void>((resolve) => wakers.add(resolve));
+        if (state.failure !== null) return controller.error(state.failure);
+        if (state.ended) return controller.close();
+        await changed();
       }
     },
     cancel() {
@@ -76,33 +84,19 @@ function webStream(pipe: Readable): ReadableStream<Uint8Array> {
 }
 
 /**
- * Under Node, a pipe's own async iterator is its fastest reader. Deno's Node
- * layer does not pace that iterator, so there the pulled web stream is used.
+ * Under Node, flowing 'data' events into a short queue: the pipe pauses while
+ * the queue is full, and no chunk is concatenated or copied on the way.
+ * Deno's Node layer does not pace a flowing pipe, so there the pulled web
+ * stream is used.
  */
 function output(pipe: Readable): ProcessOutput {
   if (process.versions.deno !== undefined) return webStream(pipe);
-  // Flowing 'data' events into a short queue: the pipe pauses while the queue
-  // is full, and no chunk is concatenated or copied on the way.
+  const { state, wake, changed } = watchPipe(pipe);
   const queue: Uint8Array[] = [];
-  let ended = false;
-  let failure: unknown = null;
-  let wake: (() => void) | null = null;
-  const signal = () => {
-    wake?.();
-    wake = null;
-  };
   pipe.on("data", (chunk: Uint8Array) => {
     queue.push(chunk);
     if (queue.length >= 8) pipe.pause();
-    signal();
-  });
-  pipe.once("end", () => {
-    ended = true;
-    signal();
-  });
-  pipe.once("error", (error) => {
-    failure = error;
-    signal();
+    wake();
   });
   return {
     [Symbol.asyncIterator]: () => ({
@@ -113,16 +107,16 @@ function output(pipe: Readable): ProcessOutput {
             if (queue.length < 2 && pipe.isPaused()) pipe.resume();
             return { done: false, value: chunk };
           }
-          if (failure !== null) throw failure;
-          if (ended) return { done: true, value: undefined };
-          await new Promise<void>((resolve) => (wake = resolve));
+          if (state.failure !== null) throw state.failure;
+          if (state.ended) return { done: true, value: undefined };
+          await changed();
         }
       },
       // Destroying the pipe is what ends a read still pending.
       return(): Promise<IteratorResult<Uint8Array>> {
         pipe.destroy();
-        ended = true;
-        signal();
+        state.ended = true;
+        wake();
         return Promise.resolve({ done: true, value: undefined });
       },
     }),

@@ -15,7 +15,6 @@ export class ProgressRelay {
   #queue: ToolProgress[] = [];
   #queued = 0;
   #busy = false;
-  #dropped = 0;
   #closed = false;
 
   /** Wraps a sink (or nothing). */
@@ -28,19 +27,11 @@ export class ProgressRelay {
     return this.#sink !== undefined && !this.#closed;
   }
 
-  /** Events dropped because the sink fell behind. */
-  get dropped(): number {
-    return this.#dropped;
-  }
-
   /** Queues an event; returns at once. */
   emit(event: ToolProgress): void {
     if (this.#sink === undefined || this.#closed) return;
     const size = event.kind === "message" ? event.message.length : event.chunk.length;
-    if (this.#queued + size > QUEUE_BUDGET) {
-      this.#dropped++;
-      return;
-    }
+    if (this.#queued + size > QUEUE_BUDGET) return; // the sink fell behind: dropped
     this.#queue.push(event);
     this.#queued += size;
     if (!this.#busy) this.#pump();

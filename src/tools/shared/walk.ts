@@ -143,7 +143,7 @@ interface Frame {
   readonly pushedLayer: boolean;
   readonly wasInRepository: boolean;
   /** Listings of the next few subdirectories, started so the backend's latency overlaps the walk. */
-  readonly ahead: Map<string, { path: CheckedPath; listing: Promise<DirEntry[]> }>;
+  readonly ahead: Map<string, Promise<DirEntry[]>>;
   /** Where the look-ahead has reached in `entries`. */
   aheadIndex: number;
 }
@@ -157,7 +157,7 @@ function readAhead(session: ToolSessionContext, frame: Frame): void {
     if (path === null) continue;
     const listing = session.filesystem.readDir(path);
     listing.catch(() => {}); // awaited when the walk gets there, or dropped with the walk
-    frame.ahead.set(entry.name, { path, listing });
+    frame.ahead.set(entry.name, listing);
   }
 }
 
@@ -205,6 +205,12 @@ async function openFrame(
   return frame;
 }
 
+/** Leaves a directory: its .gitignore layer and repository state go with it. */
+function closeFrame(frame: Frame, stack: IgnoreStack): void {
+  if (frame.pushedLayer) stack.layers.pop();
+  stack.inRepository = frame.wasInRepository;
+}
+
 /**
  * The depth-first walk itself, iterative: one generator however deep the
  * tree, so each entry costs one hop to the consumer, not one per level.
@@ -223,9 +229,7 @@ async function* walkDirectory(
     while (frames.length > 0) {
       const frame = frames[frames.length - 1];
       if (frame.index === frame.entries.length) {
-        frames.pop();
-        if (frame.pushedLayer) stack.layers.pop();
-        stack.inRepository = frame.wasInRepository;
+        closeFrame(frames.pop()!, stack);
         continue;
       }
       const entry = frame.entries[frame.index++];
@@ -255,7 +259,7 @@ async function* walkDirectory(
           childRelative,
           stack,
           options,
-          started?.listing,
+          started,
         );
         if (child !== null) frames.push(child);
       } else {
@@ -264,10 +268,7 @@ async function* walkDirectory(
     }
   } finally {
     // An early stop leaves the stack as it was found.
-    for (const frame of frames.reverse()) {
-      if (frame.pushedLayer) stack.layers.pop();
-      stack.inRepository = frame.wasInRepository;
-    }
+    for (const frame of frames.reverse()) closeFrame(frame, stack);
   }
 }
 
