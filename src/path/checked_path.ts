@@ -16,7 +16,7 @@ export type PathIntent = "must_exist" | "may_create";
 /** Which root admitted a path. */
 export type RootKind = "working_directory" | "skill_root";
 
-let minting = false;
+// Set only while mintCheckedPath constructs: the constructor refuses every other caller.
 let pending: { real: string; root: string } | null = null;
 // Set once by the class's static block: the only reader of the private fields.
 let readReal: (path: CheckedPath) => string;
@@ -49,7 +49,7 @@ export class CheckedPath {
 
   /** Not for direct use: the session's `resolvePath` makes checked paths. */
   constructor(display: string, access: PathAccess, rootKind: RootKind, existed: boolean) {
-    if (!minting || pending === null) {
+    if (pending === null) {
       throw new TypeError("CheckedPath values come only from session.resolvePath().");
     }
     this.#real = pending.real;
@@ -76,12 +76,10 @@ export function mintCheckedPath(
   rootKind: RootKind,
   existed: boolean,
 ): CheckedPath {
-  minting = true;
   pending = { real, root };
   try {
     return new CheckedPath(display, access, rootKind, existed);
   } finally {
-    minting = false;
     pending = null;
   }
 }
