@@ -15,7 +15,7 @@ import {
   type ProcessHandle,
   type ToolProgress,
 } from "../mod.ts";
-import { processBackends, sh, tempDir } from "./helpers.ts";
+import { processBackends, sh, tempDir, underDeno } from "./helpers.ts";
 
 /** Pids of live (non-zombie) processes among `pids`. */
 async function survivors(pids: number[]): Promise<number[]> {
@@ -402,9 +402,63 @@ for (const { name, create } of await processBackends()) {
     }
   });
 
+  test(`bash (${name}): stdout and stderr are pipes that nothing else can open`, async () => {
+    const ws = await bashWorkspace(create());
+    try {
+      const result = await ws.toolset.call({
+        name: "bash",
+        input: {
+          command: 'for fd in 1 2; do [ -p /dev/fd/$fd ] && echo "$fd: pipe"; ' +
+            'case "$(readlink /proc/self/fd/$fd)" in *:\\[*\\]|*" (deleted)") ;; *) echo "$fd: named";; esac; done',
+        },
+        callId: "c",
+      });
+      const { stdout } = result.data as BashOutput;
+      assert.ok(!stdout.includes("named"), stdout);
+      // Deno's Node layer connects a child through a socket pair, not a pipe.
+      if (name === "deno" || !underDeno) assert.equal(stdout, "1: pipe\n2: pipe\n");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`bash (${name}): a reader that fails closes the pipe, and the writer ends`, async () => {
+    const backend = create();
+    const dir = await tempDir();
+    try {
+      const session = await createSession({ workingDirectory: dir.path, processes: backend });
+      const cwd = await session.resolvePath(".", "read", "must_exist");
+      const handle = await backend.spawn({ command: "bash", args: ["-c", "yes"], cwd, env: {} });
+      const failure = new Error("reader failed");
+      let chunks = 0;
+      const take = () => {
+        chunks++;
+        throw failure;
+      };
+      if ("forEach" in handle.stdout) {
+        await assert.rejects(handle.stdout.forEach(take), failure);
+      } else if (handle.stdout instanceof ReadableStream) {
+        await assert.rejects(handle.stdout.pipeTo(new WritableStream({ write: take })), failure);
+      } else {
+        const chunks = handle.stdout[Symbol.asyncIterator]();
+        await assert.rejects(chunks.next().then(take), failure);
+        await chunks.return?.();
+      }
+      assert.equal(chunks, 1);
+      // With its reader gone, `yes` dies of SIGPIPE instead of blocking on a full pipe.
+      assert.deepEqual(await handle.exited, { code: null, signal: "SIGPIPE" });
+      assert.equal(await handle.terminate(), true);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
   test(`bash (${name}): a command that cannot start is spawn_failed`, async () => {
     const backend = create();
     const dir = await tempDir();
+    // This process's open descriptors, counted by a child (Deno refuses /proc/self to narrow flags).
+    const openFds = async () => Number(await sh('ls "/proc/$PPID/fd" | wc -l'));
+    const before = await openFds();
     try {
       const session = await createSession({
         workingDirectory: dir.path,
@@ -419,6 +473,8 @@ for (const { name, create } of await processBackends()) {
         code: "spawn_failed",
       });
       assert.equal(backend.owned, 0);
+      // No end of its pipes stays open (closing is asynchronous).
+      await until(async () => (await openFds()) <= before);
     } finally {
       await dir.cleanup();
     }

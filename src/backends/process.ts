@@ -27,12 +27,32 @@ export interface ProcessExit {
 }
 
 /**
- * One output pipe of a process: a web stream (read into one reused buffer
- * when it is a byte stream) or any async iterable of chunks, such as a Node
- * readable, whose own iterator is its fastest reader. Cancelling the stream,
- * or returning from the iterator, closes the pipe and ends a pending read.
+ * A pipe that pushes its chunks to one reader, each into the same reused
+ * buffer: a chunk is valid only while `take` runs, so a reader that keeps it
+ * copies it. Nothing is allocated per chunk.
  */
-export type ProcessOutput = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+export interface PushedOutput {
+  /**
+   * Calls `take` with every chunk, in order, until the pipe ends; settles then
+   * (rejecting on a read error, or with what `take` threw, after which the
+   * pipe is closed). Called at most once.
+   */
+  forEach(take: (chunk: Uint8Array) => void): Promise<void>;
+  /** Closes the pipe; a pending `forEach` then resolves. */
+  close(): void;
+}
+
+/**
+ * One output pipe of a process: a web stream (read into one reused buffer
+ * when it is a byte stream), a {@link PushedOutput}, or any async iterable of
+ * chunks, such as a Node readable. Cancelling the stream, closing the pushed
+ * output or returning from the iterator closes the pipe and ends a pending
+ * read.
+ */
+export type ProcessOutput =
+  | ReadableStream<Uint8Array>
+  | PushedOutput
+  | AsyncIterable<Uint8Array>;
 
 /** A started process; stdin is closed, stdout and stderr are piped. */
 export interface ProcessHandle {

@@ -113,7 +113,15 @@ async function readPipe(
       void closing;
     }
   }
-  const chunks = (pipe as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  if ("forEach" in pipe) {
+    const closing = stop.then(() => pipe.close());
+    try {
+      return await pipe.forEach(take);
+    } finally {
+      void closing;
+    }
+  }
+  const chunks = pipe[Symbol.asyncIterator]();
   const closing = stop.then(() => Promise.resolve(chunks.return?.()).catch(() => {}));
   try {
     while (true) {

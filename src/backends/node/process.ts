@@ -5,12 +5,16 @@
  * @module
  */
 import { execFile, spawn } from "node:child_process";
+import { Socket } from "node:net";
+import type { SocketConstructorOpts } from "node:net";
 import type { Readable } from "node:stream";
-import type { ProcessBackend, ProcessExit, ProcessOutput } from "../process.ts";
+import type { ProcessBackend, ProcessExit, ProcessOutput, PushedOutput } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
 import { groupControl, OwnedGroups, ownedHandle } from "../process_group.ts";
+import { discardFd, FifoPool } from "./fifo.ts";
+import type { PipeEnds } from "./fifo.ts";
 import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
 const control: GroupControl = groupControl(
@@ -83,6 +87,64 @@ function webStream(pipe: Readable): ReadableStream<Uint8Array> {
   }, { highWaterMark: 0 });
 }
 
+/** Bytes of the one buffer a pushed pipe reads into. */
+const READ_BYTES = 64 * 1024;
+
+/** The FIFOs every Node process backend of this process takes its pipes from. */
+const fifos = new FifoPool();
+
+/**
+ * The read end of a pipe, read by a socket into one reused buffer (the
+ * documented `onread` option of `net.Socket`), so `yes` makes no garbage:
+ * Node's pipe streams allocate a buffer per read, which the collector frees
+ * late (tens of MiB while a command floods its output). The socket is made
+ * when reading starts, so nothing is read before there is a reader.
+ */
+function pushedOutput(fd: number): PushedOutput {
+  let socket: Socket | null = null;
+  let closed = false;
+  return {
+    forEach(take) {
+      if (socket !== null) return Promise.reject(new Error("The pipe is already being read."));
+      if (closed) return Promise.resolve();
+      let failure: unknown = null;
+      const onread = {
+        buffer: new Uint8Array(READ_BYTES),
+        callback(bytes: number, buffer: Uint8Array): boolean {
+          if (failure !== null) return false;
+          try {
+            take(buffer.subarray(0, bytes));
+            return true;
+          } catch (error) {
+            failure = error;
+            reading.destroy();
+            return false;
+          }
+        },
+      };
+      const reading = new Socket(
+        { fd, readable: true, writable: false, onread } as SocketConstructorOpts,
+      );
+      socket = reading;
+      return new Promise<void>((resolve, reject) => {
+        const settle = () => failure === null ? resolve() : reject(failure);
+        reading.once("error", (error) => failure ??= error);
+        reading.once("end", () => {
+          reading.destroy();
+          settle();
+        });
+        reading.once("close", settle);
+      });
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      if (socket !== null) socket.destroy();
+      else discardFd(fd);
+    },
+  };
+}
+
 /**
  * Under Node, flowing 'data' events into a short queue: the pipe pauses while
  * the queue is full, and no chunk is concatenated or copied on the way.
@@ -138,13 +200,34 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
     get owned() {
       return owned.size;
     },
-    shutdown: () => owned.shutdown(),
+    shutdown: () => {
+      fifos.dispose();
+      return owned.shutdown();
+    },
     async spawn(request) {
-      const child = spawn(request.command, [...request.args], {
-        cwd: unwrapCheckedPath(request.cwd),
-        env: { ...request.env },
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+      // Deno's Node layer is served by its own pipes (see `output`).
+      const pipes: (PipeEnds | null)[] = process.versions.deno === undefined
+        ? await Promise.all([fifos.take(), fifos.take()])
+        : [null, null];
+      const child = (() => {
+        try {
+          return spawn(request.command, [...request.args], {
+            cwd: unwrapCheckedPath(request.cwd),
+            env: { ...request.env },
+            detached: true,
+            stdio: ["ignore", pipes[0]?.write ?? "pipe", pipes[1]?.write ?? "pipe"],
+          });
+        } catch (error) {
+          for (const ends of pipes) if (ends !== null) discardFd(ends.read);
+          throw error;
+        } finally {
+          // The child has its copies; the pipe ends when the child's last one closes.
+          for (const ends of pipes) if (ends !== null) discardFd(ends.write);
+        }
+      })();
+      const [stdout, stderr] = [child.stdout, child.stderr].map((stream, i) => {
+        const ends = pipes[i];
+        return ends === null ? output(stream!) : pushedOutput(ends.read);
       });
       const exited = new Promise<ProcessExit>((resolve) => {
         child.once("exit", (code, signal) => resolve({ code, signal }));
@@ -152,6 +235,7 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
       await new Promise<void>((resolve, reject) => {
         child.once("spawn", resolve);
         child.once("error", (error) => {
+          for (const pipe of [stdout, stderr]) if ("close" in pipe) pipe.close();
           const code = codeOfRuntimeError(error) === "runtime_permission_denied"
             ? "runtime_permission_denied"
             : "spawn_failed";
@@ -166,8 +250,8 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
         owned,
         {
           pid: child.pid!,
-          stdout: output(child.stdout!),
-          stderr: output(child.stderr!),
+          stdout,
+          stderr,
           exited,
         },
         control,
