@@ -1,0 +1,60 @@
+// The least a Node program does for the benchmark's cases, as a floor to
+// read the project's figures against: a synchronous walk (readdirSync), then
+// for grep two workers that open, read and close every file looking for a
+// literal. No path boundary, ordering, ignore rules, cancellation or output.
+// Prints the number of results and, as "call N", the milliseconds after start-up.
+//
+// Usage: floor_search.mjs ROOT grep LITERAL | glob SUFFIX
+import { closeSync, constants, openSync, readdirSync, readSync } from "node:fs";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+
+function filesWith(paths, literal) {
+  const buffer = Buffer.alloc(1 << 20);
+  let found = 0;
+  for (const path of paths) {
+    let fd;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      continue;
+    }
+    for (let n; (n = readSync(fd, buffer, 0, buffer.length, null)) > 0;) {
+      if (buffer.subarray(0, n).indexOf(literal) !== -1) {
+        found++;
+        break;
+      }
+    }
+    closeSync(fd);
+  }
+  return found;
+}
+
+if (isMainThread) {
+  const [root, tool, needle] = process.argv.slice(2);
+  const started = performance.now();
+  const files = [];
+  const visit = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) visit(path);
+      else if (entry.isFile()) files.push(path);
+    }
+  };
+  visit(root);
+  let found;
+  if (tool === "glob") found = files.filter((path) => path.endsWith(needle)).length;
+  else {
+    const halves = [0, 1].map((half) => files.filter((_, i) => i % 2 === half));
+    const counts = await Promise.all(halves.map((paths) =>
+      new Promise((resolve, reject) => {
+        const worker = new Worker(new URL(import.meta.url), { workerData: { paths, needle } });
+        worker.once("message", resolve);
+        worker.once("error", reject);
+      })
+    ));
+    found = counts[0] + counts[1];
+  }
+  console.log(`${found} call ${(performance.now() - started).toFixed(1)}`);
+} else {
+  parentPort.postMessage(filesWith(workerData.paths, workerData.needle));
+}
