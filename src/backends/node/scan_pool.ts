@@ -16,6 +16,7 @@ interface Slot {
 }
 
 const MAX_WORKERS = 2;
+const WORKER_YOUNG_MIB = 4;
 const NOTHING: ScanResult = Object.freeze({ matches: 0, lines: [] });
 
 /** A pool of search workers. */
@@ -26,7 +27,11 @@ export class ScanPool {
   #start(): Slot {
     // The worker module sits beside this one: .ts under Deno, .js in the npm build.
     const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
-    const worker = new Worker(new URL(`./scan_worker.${extension}`, import.meta.url));
+    // A small young generation: a worker's garbage is per-file scan results, and V8's default
+    // young generation let each worker hold ~10 MiB more at the peak of a large search.
+    const worker = new Worker(new URL(`./scan_worker.${extension}`, import.meta.url), {
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MIB },
+    });
     const slot: Slot = { worker, waiting: new Map(), broken: null };
     worker.on("message", (answer: ScanAnswer) => {
       slot.waiting.get(answer.id)?.(answer);
