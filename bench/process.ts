@@ -49,9 +49,9 @@ for (const [name, command] of Object.entries(runtimes)) {
   const idle = (await run(command("idle"))).peakMiB;
   const yes = (await run(command("yes"))).peakMiB;
   console.log(
-    `| peak RSS, yes for 10 s | ${name} | ${yes.toFixed(1)} MiB | idle ${idle.toFixed(1)} MiB | +${
-      (yes - idle).toFixed(1)
-    } MiB | < +32 MiB |`,
+    `| peak RSS, yes for 10 s | ${name} | ${yes.toFixed(1)} MiB | idle ${idle.toFixed(1)} MiB | ${
+      yes >= idle ? "+" : "−"
+    }${Math.abs(yes - idle).toFixed(1)} MiB | < +32 MiB |`,
   );
 
   const ours: number[] = [];
