@@ -8,6 +8,8 @@
 import { Language, Parser } from "web-tree-sitter";
 import type { Node } from "web-tree-sitter";
 import { readFile } from "node:fs/promises";
+import process from "node:process";
+import { Worker } from "node:worker_threads";
 // Keeps the grammar package in the module graph, so that its wasm file
 // resolves to a local file under Deno as under Node.
 import grammarPackage from "tree-sitter-bash/package.json" with { type: "json" };
@@ -171,8 +173,17 @@ function collect(node: Node, into: LiteralCommand[]): void {
  * `||`, `|` and newlines. Anything else (expansions, substitutions,
  * redirections, assignments, subshells, background jobs, functions, control
  * flow, globs, parse errors) fails closed with the reason.
+ *
+ * Under Node the parsing runs in a worker: there V8's first optimizing
+ * compile of the grammar's wasm holds the thread for 0.4–0.8 s, which on the
+ * main thread would stall every other call of the host. Deno does not stall.
  */
-export async function parseLiteralCommands(line: string): Promise<ParsedLine> {
+export function parseLiteralCommands(line: string): Promise<ParsedLine> {
+  return process.versions.deno === undefined ? parseInWorker(line) : parseHere(line);
+}
+
+/** Parses on the calling thread. */
+export async function parseHere(line: string): Promise<ParsedLine> {
   parser ??= loadParser();
   const instance = await parser;
   if (instance === null) return { ok: false, reason: "the shell parser could not be loaded" };
@@ -190,4 +201,57 @@ export async function parseLiteralCommands(line: string): Promise<ParsedLine> {
   } finally {
     tree.delete();
   }
+}
+
+interface ParserWorker {
+  readonly worker: Worker;
+  /** Pending lines; `null` answers one the worker can no longer parse. */
+  readonly waiting: Map<number, (parsed: ParsedLine | null) => void>;
+}
+
+let worker: ParserWorker | null | undefined;
+let lastId = 0;
+
+/** The parser worker, started on first use; `null` once it cannot run (then parsing is local). */
+function parserWorker(): ParserWorker | null {
+  if (worker !== undefined) return worker;
+  try {
+    // The worker module sits beside this one: .ts from source, .js in the npm build.
+    const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+    const started: ParserWorker = {
+      worker: new Worker(new URL(`./shell_parser_worker.${extension}`, import.meta.url)),
+      waiting: new Map(),
+    };
+    started.worker.on("message", ({ id, parsed }: { id: number; parsed: ParsedLine }) => {
+      started.waiting.get(id)?.(parsed);
+      started.waiting.delete(id);
+      if (started.waiting.size === 0) started.worker.unref();
+    });
+    // A failed worker hands its pending lines, and every later one, to the calling thread.
+    const retire = () => {
+      worker = null;
+      const pending = [...started.waiting.values()];
+      started.waiting.clear();
+      for (const resolve of pending) resolve(null);
+    };
+    started.worker.on("error", retire);
+    started.worker.on("exit", retire);
+    started.worker.unref();
+    worker = started;
+  } catch {
+    worker = null;
+  }
+  return worker;
+}
+
+async function parseInWorker(line: string): Promise<ParsedLine> {
+  const running = parserWorker();
+  if (running === null) return parseHere(line);
+  const id = ++lastId;
+  const parsed = await new Promise<ParsedLine | null>((resolve) => {
+    running.waiting.set(id, resolve);
+    running.worker.ref();
+    running.worker.postMessage({ id, line });
+  });
+  return parsed ?? parseHere(line);
 }
