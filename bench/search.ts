@@ -97,9 +97,11 @@ const ours = (runtime: "node" | "deno", tail: string): Runner => ({
     : `deno run --quiet --allow-read --allow-env ${repo}bench/run_search.mjs file://${repo}mod.ts "$PWD" ${tail}`,
 });
 
-const floor = (tail: string): Runner => ({
-  name: "node floor (bench/floor_search.mjs)",
-  command: `node ${repo}bench/floor_search.mjs "$PWD" ${tail}`,
+const floor = (runtime: "node" | "deno", tail: string): Runner => ({
+  name: `${runtime} floor (bench/floor_search.mjs)`,
+  command: runtime === "node"
+    ? `node ${repo}bench/floor_search.mjs "$PWD" ${tail}`
+    : `deno run --quiet --allow-read ${repo}bench/floor_search.mjs "$PWD" ${tail}`,
 });
 
 interface Case {
@@ -118,7 +120,8 @@ const CASES: Case[] = [
     others: [
       ours("node", "grep EXPORT_SYMBOL_GPL files_with_matches"),
       ours("deno", "grep EXPORT_SYMBOL_GPL files_with_matches"),
-      floor("grep EXPORT_SYMBOL_GPL"),
+      floor("node", "grep EXPORT_SYMBOL_GPL"),
+      floor("deno", "grep EXPORT_SYMBOL_GPL"),
       { name: "grep -rl", command: "grep -rl EXPORT_SYMBOL_GPL . | wc -l" },
     ],
   },
@@ -140,7 +143,12 @@ const CASES: Case[] = [
       name: "fdfind -g '*.c' --no-ignore -H",
       command: "fdfind -g '*.c' --no-ignore -H | wc -l",
     },
-    others: [ours("node", "glob '**/*.c'"), ours("deno", "glob '**/*.c'"), floor("glob .c")],
+    others: [
+      ours("node", "glob '**/*.c'"),
+      ours("deno", "glob '**/*.c'"),
+      floor("node", "glob .c"),
+      floor("deno", "glob .c"),
+    ],
   },
 ];
 

@@ -10,7 +10,7 @@ import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
-import { bySegments, walk } from "./shared/walk.ts";
+import { walk } from "./shared/walk.ts";
 
 const GlobSchema = v.strictObject({
   pattern: v.pipe(
@@ -97,7 +97,9 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
         break;
       }
     }
-    return { data: { paths: paths.sort(bySegments), truncated } };
+    // The walk visits entries sorted by name, depth first: its order is already the
+    // segment-by-segment sorted order, so the paths need no sort of their own.
+    return { data: { paths, truncated } };
   },
   toText(output) {
     if (output.paths.length === 0) return "No paths match.";

@@ -271,13 +271,3 @@ async function* walkDirectory(
     for (const frame of frames.reverse()) closeFrame(frame, stack);
   }
 }
-
-/** Orders paths the way the walk yields them: segment by segment. */
-export function bySegments(a: string, b: string): number {
-  const left = a.split("/");
-  const right = b.split("/");
-  for (let i = 0; i < Math.min(left.length, right.length); i++) {
-    if (left[i] !== right[i]) return left[i] < right[i] ? -1 : 1;
-  }
-  return left.length - right.length;
-}
