@@ -82,7 +82,10 @@ export type {
   FileInfo,
   ReadChunksOptions,
   ReadFileOptions,
+  TreeHit,
+  TreeSearch,
 } from "./src/backends/filesystem.ts";
+export type { IgnoreSource } from "./src/search/walk.ts";
 export type {
   ProcessBackend,
   ProcessExit,

@@ -6,6 +6,7 @@
  */
 import type { CheckedPath } from "../path/checked_path.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
+import type { IgnoreSource } from "../search/walk.ts";
 
 /** What a directory entry is. Symbolic links are reported, not followed. */
 export type EntryKind = "file" | "directory" | "symlink" | "other";
@@ -46,6 +47,30 @@ export interface ReadChunksOptions {
   readonly signal?: AbortSignal;
 }
 
+/** A whole-tree search for {@link AsyncFileSystem.searchTree}, in plain data. */
+export interface TreeSearch {
+  /** What to look for in each file. */
+  readonly request: ScanRequest;
+  /** `grep`'s file filter (ripgrep's `-g` convention), if any. */
+  readonly glob?: string;
+  /** Whether `.gitignore` files apply. */
+  readonly gitignore: boolean;
+  /** The `.gitignore` files that apply at the start, outermost first. */
+  readonly ignoreSources: readonly IgnoreSource[];
+  /** Whether the start is inside a git repository. */
+  readonly inRepository: boolean;
+  /** Search only the files after this one (relative to the working directory) in walk order. */
+  readonly after?: string;
+}
+
+/** A file of a tree search that matched or was skipped. */
+export interface TreeHit {
+  /** The file, relative to the working directory. */
+  readonly display: string;
+  /** What the scan found. */
+  readonly result: ScanResult;
+}
+
 /**
  * The asynchronous file system the tools use. Implementations: Deno, Node and
  * in-memory. Failures are thrown as `ToolError`s with codes from the closed set.
@@ -82,4 +107,18 @@ export interface AsyncFileSystem {
     request: ScanRequest,
     signal?: AbortSignal,
   ): Promise<ScanResult[]>;
+  /**
+   * Optional: walks the tree below a checked directory by the rules of
+   * `grep`'s walk (sorted, depth first, `.git/` skipped, symbolic links not
+   * followed, `.gitignore` files honoured) and scans its files, off the
+   * calling thread. Yields, in walk order and a batch at a time, the files
+   * that matched or were skipped. The walk keeps a bounded distance ahead of
+   * the consumer; stopping the iteration or aborting the signal stops it
+   * before the next file. Throws before the first batch when it cannot run.
+   */
+  searchTree?(
+    start: CheckedPath,
+    search: TreeSearch,
+    signal?: AbortSignal,
+  ): AsyncIterable<readonly TreeHit[]>;
 }

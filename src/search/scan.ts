@@ -64,6 +64,27 @@ function cutLine(text: string): string {
   return `${text.slice(0, LINE_CHARS)} [… line cut, ${text.length - LINE_CHARS} more characters]`;
 }
 
+/**
+ * Matching lines of a text, visiting only the lines that hold the pattern's
+ * required literal (the text is neither split nor run through the regular
+ * expression whole); at most one in files_with_matches mode.
+ */
+function countLines(text: string, matcher: LineMatcher, mode: ScanMode): number {
+  const literal = matcher.literalText!;
+  let matches = 0;
+  for (let at = text.indexOf(literal); at !== -1;) {
+    const start = text.lastIndexOf("\n", at) + 1;
+    let end = text.indexOf("\n", at);
+    if (end === -1) end = text.length;
+    if (matcher.matchesLine(text.slice(start, end))) {
+      matches++;
+      if (mode === "files_with_matches") break;
+    }
+    at = end === text.length ? -1 : text.indexOf(literal, end + 1);
+  }
+  return matches;
+}
+
 /** Scans a whole file's bytes. */
 export function scanBytes(
   bytes: Uint8Array,
@@ -76,6 +97,9 @@ export function scanBytes(
     if (haystack.indexOf(matcher.literal) === -1) return NONE;
   }
   const text = new TextDecoder().decode(bytes);
+  if (request.mode !== "content" && matcher.literalText !== null) {
+    return { matches: countLines(text, matcher, request.mode), lines: [] };
+  }
   if (!matcher.mayMatch(text)) return NONE;
   const all = text.split("\n");
   if (all.length > 0 && all[all.length - 1] === "") all.pop();

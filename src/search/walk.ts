@@ -55,12 +55,21 @@ interface IgnoreLayer {
 export class IgnoreStack {
   /** The layers, outermost first. */
   readonly layers: IgnoreLayer[] = [];
+  /** The files of the layers, outermost first. */
+  readonly sources: IgnoreSource[] = [];
   /** Whether the walk is inside a git repository. */
   inRepository = false;
 
   /** Adds the rules of one `.gitignore`. */
   push(source: IgnoreSource): void {
     this.layers.push({ base: source.base, rules: ignore().add(source.text) });
+    this.sources.push(source);
+  }
+
+  /** Removes the innermost layer. */
+  pop(): void {
+    this.layers.pop();
+    this.sources.pop();
   }
 
   /** Whether a path (relative to the working directory) is ignored. */
@@ -185,7 +194,7 @@ class TreeWalk<P> {
 
   /** Leaves a directory: its .gitignore layer and repository state go with it. */
   close(frame: Frame<P>): void {
-    if (frame.pushedLayer) this.stack.layers.pop();
+    if (frame.pushedLayer) this.stack.pop();
     this.stack.inRepository = frame.wasInRepository;
   }
 }
@@ -245,4 +254,17 @@ export async function* walkTree<P>(
   } finally {
     for (const frame of frames.reverse()) walk.close(frame);
   }
+}
+
+/**
+ * The walk's order of two paths: segment by segment in code-unit order, a
+ * directory before what it holds. Negative when `a` comes first.
+ */
+export function walkOrder(a: string, b: string): number {
+  const left = a.split("/");
+  const right = b.split("/");
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    if (left[i] !== right[i]) return left[i] < right[i] ? -1 : 1;
+  }
+  return left.length - right.length;
 }

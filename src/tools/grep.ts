@@ -6,19 +6,20 @@
  * @module
  */
 import * as v from "valibot";
-import picomatch from "picomatch";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CheckedPath } from "../path/mod.ts";
-import { walk } from "./shared/walk.ts";
+import { ignoreStackAt, walk } from "./shared/walk.ts";
+import type { TreeSearch } from "../backends/filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
 import type { LineMatcher } from "../search/matcher.ts";
 import { cutUtf8 } from "./shared/text.ts";
 import { scanBytes } from "../search/scan.ts";
-import type { ScanRequest, ScanResult } from "../search/scan.ts";
+import { globFilter } from "../search/glob_filter.ts";
+import type { ScanMode, ScanRequest, ScanResult } from "../search/scan.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
@@ -172,20 +173,177 @@ async function scanFile(
   return { path: path.display, ...scanBytes(bytes, matcher, request) };
 }
 
-function globFilter(glob: string | undefined): (display: string) => boolean {
-  if (glob === undefined) return () => true;
-  const negated = glob.startsWith("!");
-  const pattern = negated ? glob.slice(1) : glob;
-  let test: (path: string) => boolean;
-  try {
-    test = picomatch(pattern, { dot: true, basename: !pattern.includes("/") });
-  } catch (error) {
-    throw new ToolError(
-      "invalid_input",
-      `glob is not a valid pattern: ${(error as Error).message}`,
-    );
+/** One grep call's inputs, as the search phases need them. */
+interface Search {
+  readonly session: ToolSessionContext;
+  readonly start: CheckedPath;
+  readonly matcher: LineMatcher;
+  readonly accept: (display: string) => boolean;
+  readonly glob: string | undefined;
+  readonly signal: AbortSignal;
+  readonly request: ScanRequest;
+}
+
+/** Takes scan results in walk order and builds the output, up to `max` results. */
+class Collector {
+  readonly skipped: { too_large: number; binary: number; unreadable: number };
+  readonly files: string[];
+  readonly counts: { path: string; count: number }[];
+  readonly lines: GrepLine[];
+  results: number;
+  truncated = false;
+
+  /** Starts empty, or goes on from what `before` has taken. */
+  constructor(readonly mode: ScanMode, readonly max: number, before?: Collector) {
+    this.skipped = { ...(before?.skipped ?? { too_large: 0, binary: 0, unreadable: 0 }) };
+    this.files = [...(before?.files ?? [])];
+    this.counts = [...(before?.counts ?? [])];
+    this.lines = [...(before?.lines ?? [])];
+    this.results = before?.results ?? 0;
   }
-  return negated ? (path) => !test(path) : test;
+
+  take(result: FileResult): void {
+    if (result.skip !== undefined) {
+      this.skipped[result.skip]++;
+      return;
+    }
+    if (result.matches === 0 || this.truncated) return;
+    if (this.mode === "files_with_matches") this.files.push(result.path);
+    else if (this.mode === "count") this.counts.push({ path: result.path, count: result.matches });
+    else {
+      for (const line of result.lines) {
+        if (!line.context && this.results === this.max) {
+          this.truncated = true;
+          break;
+        }
+        this.lines.push({ path: result.path, ...line });
+        if (!line.context) this.results++;
+      }
+      if (this.results === this.max) this.truncated = true;
+      return;
+    }
+    this.results++;
+    if (this.results === this.max) this.truncated = true;
+  }
+
+  output(): GrepOutput {
+    const { mode, files, counts, lines, skipped, truncated } = this;
+    return { mode, files, counts, lines, skipped, truncated };
+  }
+}
+
+/**
+ * Walks and scans on this thread, taking results in walk order. The first
+ * files are scanned one by one, up to READ_AHEAD ahead, so a small
+ * max_results stops at once. A larger search then goes to the backend: when
+ * `handOff` is set and the backend has a tree search, this returns the last
+ * file searched here, for the tree search to go on after it; otherwise the
+ * walk goes on here, with the backend's batch scanner if it has one. Returns
+ * `null` when the search is over.
+ */
+async function searchHere(
+  search: Search,
+  out: Collector,
+  handOff: boolean,
+): Promise<string | null> {
+  const { session, start, matcher, request, signal } = search;
+  const treeSearch = handOff && session.filesystem.searchTree !== undefined;
+  let batchScan = session.filesystem.scanFiles?.bind(session.filesystem);
+  const pending: Promise<FileResult[]>[] = [];
+  let batch: CheckedPath[] = [];
+  let queued = 0;
+  let last: string | null = null;
+  let handedOff = false;
+  const enqueue = (job: Promise<FileResult[]>) => {
+    // Marked handled at once: a job that fails while queued is still awaited below.
+    job.catch(() => {});
+    pending.push(job);
+  };
+  const scanHere = (paths: CheckedPath[]) =>
+    Promise.all(paths.map((path) => scanFile(session, path, matcher, request, signal)));
+  const flush = () => {
+    if (batch.length === 0) return;
+    const paths = batch;
+    batch = [];
+    if (batchScan === undefined) {
+      enqueue(scanHere(paths));
+      return;
+    }
+    enqueue(
+      batchScan(paths, request, signal).then(
+        (results) => results.map((result, i) => ({ ...result, path: paths[i].display })),
+        (error) => {
+          if (signal.aborted) throw error;
+          // The batch scanner could not run (e.g. the runtime may not read its worker
+          // module): this batch and the rest are scanned file by file instead.
+          batchScan = undefined;
+          return scanHere(paths);
+        },
+      ),
+    );
+  };
+  const takeOldest = async () => {
+    for (const result of await pending.shift()!) out.take(result);
+  };
+  try {
+    for await (const entry of walk(session, start, { signal, directories: false })) {
+      if (!search.accept(entry.path.display)) continue;
+      if (++queued > SINGLE_FILES_FIRST) {
+        if (treeSearch) {
+          handedOff = true;
+          break;
+        }
+        if (batchScan !== undefined) {
+          batch.push(entry.path);
+          if (batch.length === BATCH_FILES) flush();
+        } else enqueue(scanHere([entry.path]));
+      } else enqueue(scanHere([entry.path]));
+      last = entry.path.display;
+      const ahead = queued > SINGLE_FILES_FIRST && batchScan !== undefined
+        ? BATCHES_AHEAD
+        : READ_AHEAD;
+      while (pending.length >= ahead) await takeOldest();
+      if (out.truncated) break;
+    }
+    if (!out.truncated) flush();
+    while (pending.length > 0 && !out.truncated) await takeOldest();
+  } finally {
+    // Reads already in flight are awaited, never left floating.
+    await Promise.allSettled(pending);
+  }
+  return handedOff && !out.truncated ? last : null;
+}
+
+/**
+ * Goes on with the backend's tree search after the file `after` (in walk
+ * order). Returns `false`, having taken nothing, when the tree search fails
+ * before its first batch (a runtime may not read its worker module).
+ */
+async function searchTreeAfter(search: Search, out: Collector, after: string): Promise<boolean> {
+  const { session, start, signal } = search;
+  const stack = await ignoreStackAt(session, start, {});
+  const tree: TreeSearch = {
+    request: search.request,
+    ...(search.glob === undefined ? {} : { glob: search.glob }),
+    gitignore: true,
+    ignoreSources: stack.sources,
+    inRepository: stack.inRepository,
+    after,
+  };
+  let started = false;
+  try {
+    searching: for await (const hits of session.filesystem.searchTree!(start, tree, signal)) {
+      started = true;
+      for (const hit of hits) {
+        out.take({ path: hit.display, ...hit.result });
+        if (out.truncated) break searching;
+      }
+    }
+    return true;
+  } catch (error) {
+    if (started || signal.aborted) throw error;
+    return false;
+  }
 }
 
 /** The `grep` tool. */
@@ -207,110 +365,32 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
     const matcher = compileMatcher(input.pattern, input.case_insensitive ?? false);
     const accept = globFilter(input.glob);
     const start = await session.resolvePath(input.path ?? ".", "read", "must_exist");
-    const mode = input.mode ?? "files_with_matches";
+    const search: Search = {
+      session,
+      start,
+      matcher,
+      accept,
+      glob: input.glob,
+      signal: call.signal,
+      request: {
+        pattern: input.pattern,
+        caseInsensitive: input.case_insensitive ?? false,
+        mode: input.mode ?? "files_with_matches",
+        context: input.context ?? 0,
+        maxBytes: GREP_MAX_FILE_BYTES,
+      },
+    };
     const max = input.max_results ?? 200;
-    const context = input.context ?? 0;
-    const skipped = { too_large: 0, binary: 0, unreadable: 0 };
-    const files: string[] = [];
-    const counts: { path: string; count: number }[] = [];
-    const lines: GrepLine[] = [];
-    let results = 0;
-    let truncated = false;
-
-    const take = (result: FileResult): void => {
-      if (result.skip !== undefined) {
-        skipped[result.skip]++;
-        return;
-      }
-      if (result.matches === 0 || truncated) return;
-      if (mode === "files_with_matches") files.push(result.path);
-      else if (mode === "count") counts.push({ path: result.path, count: result.matches });
-      else {
-        for (const line of result.lines) {
-          if (!line.context && results === max) {
-            truncated = true;
-            break;
-          }
-          lines.push({ path: result.path, ...line });
-          if (!line.context) results++;
-        }
-        if (results === max) truncated = true;
-        return;
-      }
-      results++;
-      if (results === max) truncated = true;
-    };
-
-    // Results are taken in walk order. The first files are scanned one by
-    // one, up to READ_AHEAD ahead, so a small max_results stops at once; a
-    // large search then goes to the backend's batch scanner, if it has one.
-    const request: ScanRequest = {
-      pattern: input.pattern,
-      caseInsensitive: input.case_insensitive ?? false,
-      mode,
-      context,
-      maxBytes: GREP_MAX_FILE_BYTES,
-    };
-    let batchScan = session.filesystem.scanFiles?.bind(session.filesystem);
-    const pending: Promise<FileResult[]>[] = [];
-    let batch: CheckedPath[] = [];
-    let queued = 0;
-    const enqueue = (job: Promise<FileResult[]>) => {
-      // Marked handled at once: a job that fails while queued is still awaited below.
-      job.catch(() => {});
-      pending.push(job);
-    };
-    const flush = () => {
-      if (batch.length === 0) return;
-      const paths = batch;
-      batch = [];
-      if (batchScan === undefined) {
-        enqueue(
-          Promise.all(paths.map((path) => scanFile(session, path, matcher, request, call.signal))),
-        );
-        return;
-      }
-      enqueue(
-        batchScan(paths, request, call.signal).then(
-          (results) => results.map((result, i) => ({ ...result, path: paths[i].display })),
-          (error) => {
-            if (call.signal.aborted) throw error;
-            // The batch scanner could not run (e.g. the runtime may not read its worker
-            // module): this batch and the rest are scanned file by file instead.
-            batchScan = undefined;
-            return Promise.all(
-              paths.map((path) => scanFile(session, path, matcher, request, call.signal)),
-            );
-          },
-        ),
-      );
-    };
-    const takeOldest = async () => {
-      for (const result of await pending.shift()!) take(result);
-    };
-    try {
-      for await (const entry of walk(session, start, { signal: call.signal, directories: false })) {
-        if (!accept(entry.path.display)) continue;
-        if (batchScan !== undefined && ++queued > SINGLE_FILES_FIRST) {
-          batch.push(entry.path);
-          if (batch.length === BATCH_FILES) flush();
-        } else {
-          enqueue(
-            scanFile(session, entry.path, matcher, request, call.signal).then((result) => [result]),
-          );
-        }
-        while (pending.length >= (queued > SINGLE_FILES_FIRST ? BATCHES_AHEAD : READ_AHEAD)) {
-          await takeOldest();
-        }
-        if (truncated) break;
-      }
-      if (!truncated) flush();
-      while (pending.length > 0 && !truncated) await takeOldest();
-    } finally {
-      // Reads already in flight are awaited, never left floating.
-      await Promise.allSettled(pending);
-    }
-    return { data: { mode, files, counts, lines, skipped, truncated } };
+    const first = new Collector(search.request.mode, max);
+    const handOff = await searchHere(search, first, true);
+    if (handOff === null) return { data: first.output() };
+    // A large search goes on off this thread, after the files already searched.
+    const tree = new Collector(search.request.mode, max, first);
+    if (await searchTreeAfter(search, tree, handOff)) return { data: tree.output() };
+    // The backend's tree search could not run: the whole search runs here instead.
+    const here = new Collector(search.request.mode, max);
+    await searchHere(search, here, false);
+    return { data: here.output() };
   },
   toText(output) {
     let body: string[];

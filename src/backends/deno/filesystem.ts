@@ -76,6 +76,14 @@ export function createDenoFileSystem(): AsyncFileSystem {
     scanFiles(paths, request, signal) {
       return pool.scan(paths.map(unwrapCheckedPath), request, signal);
     },
+    searchTree(start, search, signal) {
+      const ignorable = start.rootKind === "working_directory";
+      return pool.searchTree(
+        { real: unwrapCheckedPath(start), display: start.display, ignorable },
+        search,
+        signal,
+      );
+    },
     async realPath(path) {
       try {
         return await Deno.realPath(path);

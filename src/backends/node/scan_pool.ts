@@ -1,49 +1,71 @@
 /**
- * The Node backend's search workers: up to one per core (two at most here),
- * started on first use, kept idle without holding the process open.
+ * The Node backend's search workers: up to one per core (two at most here)
+ * for scanning, and one more that walks trees for tree searches; started on
+ * first use, kept idle without holding the process open.
  *
  * @module
  */
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
+import type { TreeHit, TreeSearch } from "../filesystem.ts";
 import type { ScanAnswer, ScanJob } from "./scan_worker.ts";
+import type { CreditJob, WalkAnswer, WalkJob } from "./tree_walker.ts";
+
+type Answer = ScanAnswer | WalkAnswer;
 
 interface Slot {
   readonly worker: Worker;
-  readonly waiting: Map<number, (answer: ScanAnswer) => void>;
+  /**
+   * Handlers by job id, called with every answer of their job, or `null` when
+   * the worker is gone; a handler returns `true` once its job is over.
+   */
+  readonly waiting: Map<number, (answer: Answer | null) => boolean>;
   broken: Error | null;
 }
 
 const MAX_WORKERS = 2;
 const WORKER_YOUNG_MIB = 4;
+/** Batches a tree walk may run ahead of the batches consumed. */
+const WALK_AHEAD = 4;
 const NOTHING: ScanResult = Object.freeze({ matches: 0, lines: [] });
+
+/** Where a tree search starts: a directory the backend took from a checked path. */
+export interface TreeStart {
+  /** Its real path. */
+  readonly real: string;
+  /** Its path relative to the working directory. */
+  readonly display: string;
+  /** Whether `.gitignore` files apply below it. */
+  readonly ignorable: boolean;
+}
 
 /** A pool of search workers. */
 export class ScanPool {
   #slots: Slot[] = [];
+  #walker: Slot | null = null;
   #ids = 0;
 
-  #start(): Slot {
+  #start(onRetire: (slot: Slot) => void): Slot {
     // The worker module sits beside this one: .ts under Deno, .js in the npm build.
     const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
-    // A small young generation: a worker's garbage is per-file scan results, and V8's default
-    // young generation let each worker hold ~10 MiB more at the peak of a large search.
+    // A small young generation: a worker's garbage is short-lived, and V8's default young
+    // generation let each worker hold ~10 MiB more at the peak of a large search.
     const worker = new Worker(new URL(`./scan_worker.${extension}`, import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MIB },
     });
     const slot: Slot = { worker, waiting: new Map(), broken: null };
-    worker.on("message", (answer: ScanAnswer) => {
-      slot.waiting.get(answer.id)?.(answer);
-      slot.waiting.delete(answer.id);
+    worker.on("message", (answer: Answer) => {
+      if (slot.waiting.get(answer.id)?.(answer)) slot.waiting.delete(answer.id);
       if (slot.waiting.size === 0) worker.unref();
     });
-    // A worker that fails or exits answers every job it holds, so no scan waits forever.
+    // A worker that fails or exits answers every job it holds, so no search waits forever.
     const retire = (error: Error) => {
       slot.broken ??= error;
-      for (const resolve of slot.waiting.values()) resolve({ id: -1, cancelled: true });
+      const handlers = [...slot.waiting.values()];
       slot.waiting.clear();
-      this.#slots = this.#slots.filter((s) => s !== slot);
+      for (const handler of handlers) handler(null);
+      onRetire(slot);
     };
     worker.on("error", retire);
     worker.on("exit", (code) => retire(new Error(`The search worker exited with code ${code}.`)));
@@ -54,7 +76,7 @@ export class ScanPool {
   #pick(): Slot {
     const size = Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
     if (this.#slots.length < size) {
-      const slot = this.#start();
+      const slot = this.#start((gone) => (this.#slots = this.#slots.filter((s) => s !== gone)));
       this.#slots.push(slot);
       return slot;
     }
@@ -82,14 +104,105 @@ export class ScanPool {
     return new Promise<ScanResult[]>((resolve, reject) => {
       slot.waiting.set(id, (answer) => {
         signal?.removeEventListener("abort", stop);
-        if ("results" in answer) {
+        if (answer !== null && "results" in answer) {
           const dense = new Array<ScanResult>(answer.count).fill(NOTHING);
           for (const [index, result] of answer.results) dense[index] = result;
           resolve(dense);
         } else reject(signal?.reason ?? slot.broken ?? new Error("The search worker stopped."));
+        return true;
       });
       slot.worker.ref();
-      slot.worker.postMessage({ id, paths, request, cancel } satisfies ScanJob);
+      slot.worker.postMessage({ kind: "scan", id, paths, request, cancel } satisfies ScanJob);
     });
+  }
+
+  /**
+   * A tree search: one worker walks, the scanning workers scan its batches,
+   * and the files that matched or were skipped come back in walk order.
+   */
+  async *searchTree(
+    start: TreeStart,
+    search: TreeSearch,
+    signal?: AbortSignal,
+  ): AsyncGenerator<readonly TreeHit[]> {
+    signal?.throwIfAborted();
+    const walker = this.#walker ??= this.#start(() => (this.#walker = null));
+    const id = ++this.#ids;
+    const cancel = new SharedArrayBuffer(4);
+    const batches: { display: string[]; results: Promise<ScanResult[]> }[] = [];
+    let ended = false;
+    let stopped = false;
+    let failure: Error | null = null;
+    let wake: (() => void) | null = null;
+    const rouse = () => {
+      wake?.();
+      wake = null;
+    };
+    const stop = () => {
+      stopped = true;
+      Atomics.store(new Int32Array(cancel), 0, 1);
+      // A walk waiting for a credit wakes, sees the flag, and ends.
+      if (!ended) walker.worker.postMessage({ kind: "credit", id } satisfies CreditJob);
+      rouse();
+    };
+    walker.waiting.set(id, (answer) => {
+      if (answer === null || "error" in answer) {
+        failure = new Error(
+          answer === null
+            ? `The search worker stopped: ${walker.broken?.message ?? "unknown reason"}`
+            : answer.error,
+        );
+        ended = true;
+      } else if ("done" in answer) ended = true;
+      else if ("real" in answer && !stopped) {
+        const results = this.scan(answer.real, search.request, signal);
+        results.catch(() => {}); // awaited in order below, or settled when the search stops
+        batches.push({ display: answer.display, results });
+      }
+      rouse();
+      return ended;
+    });
+    signal?.addEventListener("abort", stop, { once: true });
+    try {
+      walker.worker.ref();
+      const { request: _request, ...rest } = search;
+      walker.worker.postMessage(
+        {
+          kind: "walk",
+          id,
+          root: start.real,
+          display: start.display,
+          ignorable: start.ignorable,
+          search: rest,
+          ahead: WALK_AHEAD,
+          cancel,
+        } satisfies WalkJob,
+      );
+      while (true) {
+        const next = batches.shift();
+        if (next === undefined) {
+          signal?.throwIfAborted();
+          if (failure !== null) throw failure;
+          if (ended) return;
+          await new Promise<void>((resolve) => (wake = resolve));
+          continue;
+        }
+        const results = await next.results;
+        if (!ended) walker.worker.postMessage({ kind: "credit", id } satisfies CreditJob);
+        const hits: TreeHit[] = [];
+        for (let i = 0; i < results.length; i++) {
+          const result = results[i];
+          if (result.matches > 0 || result.skip !== undefined) {
+            hits.push({ display: next.display[i], result });
+          }
+        }
+        if (hits.length > 0) yield hits;
+      }
+    } finally {
+      stop();
+      signal?.removeEventListener("abort", stop);
+      // Scans already in flight are awaited, never left floating.
+      await Promise.allSettled(batches.map((batch) => batch.results));
+    }
   }
 }

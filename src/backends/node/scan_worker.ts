@@ -1,7 +1,8 @@
 /**
  * A search worker of the Node backend: scans files with synchronous reads
  * into one reused buffer (a worker thread may block; the host's event loop
- * does not), checking the shared cancel flag before every file.
+ * does not), checking the shared cancel flag before every file; or walks a
+ * tree for a tree search (see `tree_walker.ts`).
  *
  * @module
  */
@@ -10,10 +11,14 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
 import { scanBytes } from "../../search/scan.ts";
+import { credit, runWalk } from "./tree_walker.ts";
+import type { CreditJob, WalkJob } from "./tree_walker.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 
 /** A job posted to the worker. */
 export interface ScanJob {
+  /** Tells it from a walk job. */
+  readonly kind: "scan";
   /** Job id, echoed in the answer. */
   readonly id: number;
   /** Real paths (unwrapped from checked paths by the backend). */
@@ -78,7 +83,12 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
   }
 }
 
-parentPort?.on("message", (job: ScanJob) => {
+parentPort?.on("message", (job: ScanJob | WalkJob | CreditJob) => {
+  if (job.kind === "walk") {
+    void runWalk(job, (answer) => parentPort!.postMessage(answer));
+    return;
+  }
+  if (job.kind === "credit") return credit(job);
   const flag = new Int32Array(job.cancel);
   const matcher = matcherFor(job.request);
   const results: [number, ScanResult][] = [];

@@ -1,0 +1,193 @@
+/**
+ * The walking half of a tree search, run in a search worker: the same walk
+ * as on the calling thread (`src/search/walk.ts`), over synchronous calls,
+ * sending the accepted files back in growing batches and staying at most
+ * `ahead` batches ahead of the consumer.
+ *
+ * @module
+ */
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import type { DirEntry, EntryKind, TreeSearch } from "../filesystem.ts";
+import { codeOfRuntimeError } from "../errors.ts";
+import { globFilter } from "../../search/glob_filter.ts";
+import { IgnoreStack, walkOrder, walkTree } from "../../search/walk.ts";
+import type { WalkIO } from "../../search/walk.ts";
+
+/** A walk job: the tree below `root` (a real path the backend took from a checked path). */
+export interface WalkJob {
+  /** Tells it from a scan job. */
+  readonly kind: "walk";
+  /** Job id, echoed in every answer. */
+  readonly id: number;
+  /** The start's real path. */
+  readonly root: string;
+  /** The start relative to the working directory. */
+  readonly display: string;
+  /** Whether `.gitignore` files apply below the start (not in the skill root). */
+  readonly ignorable: boolean;
+  /** The search, without its scan request. */
+  readonly search: Omit<TreeSearch, "request">;
+  /** Batches it may send before the consumer answers one with a credit. */
+  readonly ahead: number;
+  /** One Int32: set to 1 to stop. */
+  readonly cancel: SharedArrayBuffer;
+}
+
+/** Returns one batch's worth of distance to a walk job. */
+export interface CreditJob {
+  /** Tells it from other jobs. */
+  readonly kind: "credit";
+  /** The walk job's id. */
+  readonly id: number;
+}
+
+/** What a walk job sends: batches of files, then the end or a failure. */
+export type WalkAnswer =
+  | { readonly id: number; readonly real: string[]; readonly display: string[] }
+  | { readonly id: number; readonly done: true }
+  | { readonly id: number; readonly error: string };
+
+/** Files in the first batch; each next batch doubles, up to {@link LAST_BATCH}. */
+const FIRST_BATCH = 16;
+const LAST_BATCH = 512;
+/** `.gitignore` files larger than this are not read (as on the calling thread). */
+const IGNORE_FILE_BYTES = 1024 * 1024;
+
+interface WorkerPath {
+  readonly real: string;
+  readonly display: string;
+}
+
+class Stopped extends Error {}
+
+const NEVER = new AbortController().signal;
+
+function kindOf(entry: {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}): EntryKind {
+  if (entry.isSymbolicLink()) return "symlink";
+  if (entry.isFile()) return "file";
+  if (entry.isDirectory()) return "directory";
+  return "other";
+}
+
+function readSmallRegularFile(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > IGNORE_FILE_BYTES) return null;
+    const bytes = new Uint8Array(stats.size);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const read = readSync(fd, bytes, filled, bytes.length - filled, null);
+      if (read === 0) break;
+      filled += read;
+    }
+    return new TextDecoder().decode(bytes.subarray(0, filled));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const waking = new Map<number, () => void>();
+
+/** Hands a credit to the walk job it names. */
+export function credit(job: CreditJob): void {
+  waking.get(job.id)?.();
+}
+
+/** Runs a walk job to its end, its failure, or its stop. */
+export async function runWalk(job: WalkJob, send: (answer: WalkAnswer) => void): Promise<void> {
+  const flag = new Int32Array(job.cancel);
+  const stopped = () => Atomics.load(flag, 0) !== 0;
+  let credits = job.ahead;
+  let wake: (() => void) | null = null;
+  waking.set(job.id, () => {
+    credits++;
+    wake?.();
+    wake = null;
+  });
+  const io: WalkIO<WorkerPath> = {
+    readDir(directory) {
+      if (stopped()) return Promise.reject(new Stopped());
+      try {
+        const entries = readdirSync(directory.real, { withFileTypes: true });
+        return Promise.resolve(
+          entries.map((entry): DirEntry => ({ name: entry.name, kind: kindOf(entry) })),
+        );
+      } catch (error) {
+        // The walk skips directories that vanished or cannot be read, by these codes.
+        return Promise.reject({ code: codeOfRuntimeError(error), cause: error });
+      }
+    },
+    child(directory, name, kind) {
+      // As the path layer's checked child: one plain segment, never a symbolic link.
+      if (
+        kind === "symlink" || name === "" || name === "." || name === ".." || name.includes("/")
+      ) {
+        return null;
+      }
+      return {
+        real: directory.real === "/" ? `/${name}` : `${directory.real}/${name}`,
+        display: directory.display === "." ? name : `${directory.display}/${name}`,
+      };
+    },
+    readText: (file) => Promise.resolve(readSmallRegularFile(file.real)),
+    display: (path) => path.display,
+    ignorable: () => job.ignorable,
+  };
+  const stack = new IgnoreStack();
+  stack.inRepository = job.search.inRepository;
+  for (const source of job.search.ignoreSources) stack.push(source);
+  const accept = globFilter(job.search.glob);
+  let after = job.search.after;
+  let size = FIRST_BATCH;
+  let real: string[] = [];
+  let display: string[] = [];
+  const flush = async () => {
+    if (real.length === 0) return;
+    while (credits === 0 && !stopped()) await new Promise<void>((resolve) => (wake = resolve));
+    if (stopped()) throw new Stopped();
+    credits--;
+    send({ id: job.id, real, display });
+    real = [];
+    display = [];
+    size = Math.min(size * 2, LAST_BATCH);
+  };
+  try {
+    const entries = walkTree(io, { real: job.root, display: job.display }, stack, {
+      signal: NEVER,
+      directories: false,
+      gitignore: job.search.gitignore,
+      readAhead: 0,
+    });
+    for await (const entry of entries) {
+      if (stopped()) throw new Stopped();
+      if (after !== undefined) {
+        // The files up to `after` were searched already.
+        if (walkOrder(entry.path.display, after) <= 0) continue;
+        after = undefined;
+      }
+      if (!accept(entry.path.display)) continue;
+      real.push(entry.path.real);
+      display.push(entry.path.display);
+      if (real.length >= size) await flush();
+    }
+    await flush();
+    send({ id: job.id, done: true });
+  } catch (error) {
+    if (error instanceof Stopped || stopped()) send({ id: job.id, done: true });
+    else send({ id: job.id, error: (error as Error)?.message ?? String(error) });
+  } finally {
+    waking.delete(job.id);
+  }
+}
