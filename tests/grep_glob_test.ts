@@ -305,46 +305,108 @@ for (const fixture of fixtures) {
   });
 }
 
-test("grep: a backend's batch scanner gives exactly the results of file-by-file scanning", async () => {
+/** A tree for comparing a backend's tree search and batch scanner with file-by-file scanning. */
+function searchLayout(): Layout {
   const layout: Layout = {};
   for (let i = 0; i < 600; i++) {
     const body = i % 7 === 0 ? `alpha\nneedle ${i}\nomega\nneedle again\n` : `nothing ${i}\n`;
     layout[`d${i % 13}/f${String(i).padStart(3, "0")}.txt`] = body;
   }
-  layout["bin/blob.dat"] = "needle\0binary";
-  const byName = Object.fromEntries(fixtures.map((f) => [f.name, f]));
-  const batched = await workspace(byName.node, layout);
-  const plain = await workspace(byName.memory, layout);
-  try {
-    assert.equal(
-      typeof batched.filesystem.scanFiles,
-      "function",
-      "the Node backend scans in batches",
-    );
-    assert.equal(plain.filesystem.scanFiles, undefined);
-    for (
-      const input of [
-        { pattern: "needle", max_results: 2000 },
-        { pattern: "needle", mode: "count", max_results: 2000 },
-        { pattern: "^needle \\d+$", mode: "content", context: 1, max_results: 2000 },
-        { pattern: "NEEDLE", case_insensitive: true, mode: "content", max_results: 150 },
-      ]
-    ) {
-      const a = await batched.call("grep", input);
-      const b = await plain.call("grep", input);
-      assert.equal(a.output, b.output, JSON.stringify(input));
-      assert.deepEqual(a.data, b.data);
+  Object.assign(layout, {
+    "bin/blob.dat": "needle\0binary",
+    "repo/.git/config": "needle\n",
+    "repo/.gitignore": "*.log\nbuild/\n!keep.log\n",
+    "repo/a.log": "needle\n",
+    "repo/keep.log": "needle\n",
+    "repo/build/out.txt": "needle\n",
+    "repo/src/.gitignore": "gen.ts\n",
+    "repo/src/gen.ts": "needle\n",
+    "repo/src/main.ts": "needle\n",
+    "repo/.hidden/h.ts": "needle\n",
+    "z/a-c.txt": "needle\n",
+    "z/a/b.txt": "needle\n",
+    "z/link.txt": { symlink: "a/b.txt" },
+  });
+  return layout;
+}
+
+const searchInputs = [
+  { pattern: "needle", max_results: 2000 },
+  { pattern: "needle", mode: "count", max_results: 2000 },
+  { pattern: "^needle \\d+$", mode: "content", context: 1, max_results: 2000 },
+  { pattern: "NEEDLE", case_insensitive: true, mode: "content", max_results: 150 },
+  { pattern: "needle", glob: "*.ts", max_results: 2000 },
+  { pattern: "needle", glob: "!d1*/**", max_results: 2000 },
+  { pattern: "needle", max_results: 70 },
+  { pattern: "needle (1|2)\\d", mode: "count", path: "d3", max_results: 2000 },
+];
+
+const byName = Object.fromEntries(fixtures.map((f) => [f.name, f]));
+for (const name of ["node", "deno"].filter((n) => n in byName)) {
+  test(`grep (${name}): the backend's tree search and batch scanner give exactly the results of file-by-file scanning`, async () => {
+    const fast = await workspace(byName[name], searchLayout());
+    const plain = await workspace(byName.memory, searchLayout());
+    try {
+      const searchTree = fast.filesystem.searchTree!.bind(fast.filesystem);
+      assert.equal(typeof searchTree, "function", "the backend searches trees");
+      assert.equal(plain.filesystem.searchTree, undefined);
+      let batches = 0;
+      fast.filesystem.searchTree = async function* (start, search, signal) {
+        for await (const hits of searchTree(start, search, signal)) {
+          batches++;
+          yield hits;
+        }
+      };
+      for (const input of searchInputs) {
+        const a = await fast.call("grep", input);
+        const b = await plain.call("grep", input);
+        assert.equal(a.output, b.output, JSON.stringify(input));
+        assert.deepEqual(a.data, b.data);
+      }
+      assert.ok(batches > 0, "the tree search ran");
+      // Without the tree search, the batch scanner takes the files after the first ones.
+      fast.filesystem.searchTree = undefined;
+      for (const input of searchInputs) {
+        const a = await fast.call("grep", input);
+        const b = await plain.call("grep", input);
+        assert.deepEqual(a.data, b.data, JSON.stringify(input));
+      }
+      // A tree search that cannot start leaves the whole search to this thread.
+      fast.filesystem.searchTree = () => {
+        throw new Error("no worker here");
+      };
+      const input = { pattern: "needle", mode: "count", max_results: 2000 };
+      assert.deepEqual(
+        (await fast.call("grep", input)).data,
+        (await plain.call("grep", input)).data,
+      );
+    } finally {
+      await fast.cleanup();
+      await plain.cleanup();
     }
-    const turn = new AbortController();
-    const pending = batched.call(
-      "grep",
-      { pattern: "needle", mode: "count", max_results: 2000 },
-      turn.signal,
-    );
-    turn.abort();
-    assert.equal((await pending).error?.code, "cancelled");
-  } finally {
-    await batched.cleanup();
-    await plain.cleanup();
-  }
-});
+  });
+
+  test(`grep (${name}): cancelling during the tree search returns cancelled and stops it`, async () => {
+    const ws = await workspace(byName[name], searchLayout());
+    try {
+      const searchTree = ws.filesystem.searchTree!.bind(ws.filesystem);
+      const turn = new AbortController();
+      let after = 0;
+      ws.filesystem.searchTree = async function* (start, search, signal) {
+        for await (const hits of searchTree(start, search, signal)) {
+          if (turn.signal.aborted) after++;
+          yield hits;
+          turn.abort();
+        }
+      };
+      const result = await ws.call("grep", { pattern: "needle", max_results: 2000 }, turn.signal);
+      assert.equal(result.error?.code, "cancelled");
+      assert.equal(after, 0, "no batch came after the abort");
+      // The workers are free for the next search.
+      const again = await ws.call("grep", { pattern: "needle", mode: "count", max_results: 2000 });
+      assert.equal(again.ok, true);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+}
