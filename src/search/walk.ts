@@ -200,21 +200,22 @@ class TreeWalk<P> {
 }
 
 /**
- * Walks the tree below the directory `start`, yielding entries lazily:
- * nothing is collected ahead of what the consumer asks for, beyond the
- * listings read ahead. Iterative: one generator however deep the tree, so
- * each entry costs one hop to the consumer, not one per level. `stack` holds
- * the `.gitignore` layers that apply at `start`; an early stop leaves it as
- * it was found.
+ * Walks the tree below the directory `start`, yielding entries lazily, in
+ * walk order, a batch at a time: the entries met before the walk next waits
+ * to open a directory. Nothing is collected ahead of what the consumer asks
+ * for, beyond the batch and the listings read ahead. Iterative: one generator
+ * however deep the tree. `stack` holds the `.gitignore` layers that apply at
+ * `start`; an early stop leaves it as it was found.
  */
 export async function* walkTree<P>(
   io: WalkIO<P>,
   start: P,
   stack: IgnoreStack,
   options: WalkTreeOptions,
-): AsyncGenerator<WalkedEntry<P>> {
+): AsyncGenerator<WalkedEntry<P>[]> {
   const walk = new TreeWalk(io, stack, options);
   const frames: Frame<P>[] = [];
+  let batch: WalkedEntry<P>[] = [];
   const first = await walk.open(start, "");
   if (first !== null) frames.push(first);
   try {
@@ -244,13 +245,18 @@ export async function* walkTree<P>(
       }
       const relative = frame.relative === "" ? entry.name : `${frame.relative}/${entry.name}`;
       if (isDirectory) {
-        if (options.directories) yield { path, relative, kind: "directory" };
+        if (options.directories) batch.push({ path, relative, kind: "directory" });
+        if (batch.length > 0) {
+          yield batch;
+          batch = [];
+        }
         const child = await walk.open(path, relative, started);
         if (child !== null) frames.push(child);
       } else {
-        yield { path, relative, kind: "file" };
+        batch.push({ path, relative, kind: "file" });
       }
     }
+    if (batch.length > 0) yield batch;
   } finally {
     for (const frame of frames.reverse()) walk.close(frame);
   }

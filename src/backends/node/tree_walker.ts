@@ -170,17 +170,19 @@ export async function runWalk(job: WalkJob, send: (answer: WalkAnswer) => void):
       gitignore: job.search.gitignore,
       readAhead: 0,
     });
-    for await (const entry of entries) {
+    for await (const batch of entries) {
       if (stopped()) throw new Stopped();
-      if (after !== undefined) {
-        // The files up to `after` were searched already.
-        if (walkOrder(entry.path.display, after) <= 0) continue;
-        after = undefined;
+      for (const entry of batch) {
+        if (after !== undefined) {
+          // The files up to `after` were searched already.
+          if (walkOrder(entry.path.display, after) <= 0) continue;
+          after = undefined;
+        }
+        if (!accept(entry.path.display)) continue;
+        real.push(entry.path.real);
+        display.push(entry.path.display);
+        if (real.length >= size) await flush();
       }
-      if (!accept(entry.path.display)) continue;
-      real.push(entry.path.real);
-      display.push(entry.path.display);
-      if (real.length >= size) await flush();
     }
     await flush();
     send({ id: job.id, done: true });

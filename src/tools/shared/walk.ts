@@ -105,5 +105,5 @@ export async function* walk(
     );
   }
   const stack = await ignoreStackAt(session, start, options);
-  yield* walkTree(sessionWalkIO(session), start, stack, options);
+  for await (const batch of walkTree(sessionWalkIO(session), start, stack, options)) yield* batch;
 }
