@@ -70,7 +70,8 @@ async function openRegular(path: CheckedPath): Promise<{ file: Deno.FsFile; size
  * ```
  */
 export function createDenoFileSystem(): AsyncFileSystem {
-  // grep's batch scans run in the same worker threads as under Node (Deno runs node:worker_threads).
+  // grep's batch scans and tree searches run in the same worker threads as under Node (Deno runs
+  // node:worker_threads).
   const pool = new ScanPool();
   return {
     scanFiles(paths, request, signal) {
