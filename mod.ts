@@ -82,8 +82,10 @@ export type {
   FileInfo,
   ReadChunksOptions,
   ReadFileOptions,
+  TreeGlob,
   TreeHit,
   TreeSearch,
+  TreeWalk,
 } from "./src/backends/filesystem.ts";
 export type { IgnoreSource } from "./src/search/walk.ts";
 export type {

@@ -386,6 +386,57 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
     }
   });
 
+  test(`glob (${name}): the backend's tree walk gives exactly the paths of the walk on this thread`, async () => {
+    const fast = await workspace(byName[name], searchLayout());
+    const plain = await workspace(byName.memory, searchLayout());
+    try {
+      const globTree = fast.filesystem.globTree!.bind(fast.filesystem);
+      assert.equal(plain.filesystem.globTree, undefined);
+      let batches = 0;
+      fast.filesystem.globTree = async function* (start, glob, signal) {
+        for await (const paths of globTree(start, glob, signal)) {
+          batches++;
+          yield paths;
+        }
+      };
+      const inputs = [
+        { pattern: "**", max_results: 2000 },
+        { pattern: "**/*.txt", max_results: 2000 },
+        { pattern: "**/*.{ts,log}", max_results: 2000 },
+        { pattern: "d1*/**", max_results: 2000 },
+        { pattern: "**/f5??.txt", max_results: 30 },
+        { pattern: "**", max_results: 300 },
+        { pattern: "*", path: "d4", max_results: 2000 },
+      ];
+      for (const input of inputs) {
+        const a = await fast.call("glob", input);
+        const b = await plain.call("glob", input);
+        assert.deepEqual(a.data, b.data, JSON.stringify(input));
+      }
+      assert.ok(batches > 0, "the tree walk ran");
+      fast.filesystem.globTree = () => {
+        throw new Error("no worker here");
+      };
+      const input = { pattern: "**/*.txt", max_results: 2000 };
+      assert.deepEqual(
+        (await fast.call("glob", input)).data,
+        (await plain.call("glob", input)).data,
+      );
+      const turn = new AbortController();
+      fast.filesystem.globTree = async function* (start, glob, signal) {
+        for await (const paths of globTree(start, glob, signal)) {
+          yield paths;
+          turn.abort();
+        }
+      };
+      const cancelled = await fast.call("glob", { pattern: "**", max_results: 2000 }, turn.signal);
+      assert.equal(cancelled.error?.code, "cancelled");
+    } finally {
+      await fast.cleanup();
+      await plain.cleanup();
+    }
+  });
+
   test(`grep (${name}): cancelling during the tree search returns cancelled and stops it`, async () => {
     const ws = await workspace(byName[name], searchLayout());
     try {

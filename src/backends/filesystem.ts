@@ -47,20 +47,30 @@ export interface ReadChunksOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A whole-tree search for {@link AsyncFileSystem.searchTree}, in plain data. */
-export interface TreeSearch {
-  /** What to look for in each file. */
-  readonly request: ScanRequest;
-  /** `grep`'s file filter (ripgrep's `-g` convention), if any. */
-  readonly glob?: string;
+/** A walk of a whole tree off the calling thread, in plain data. */
+export interface TreeWalk {
   /** Whether `.gitignore` files apply. */
   readonly gitignore: boolean;
   /** The `.gitignore` files that apply at the start, outermost first. */
   readonly ignoreSources: readonly IgnoreSource[];
   /** Whether the start is inside a git repository. */
   readonly inRepository: boolean;
-  /** Search only the files after this one (relative to the working directory) in walk order. */
+  /** Only the entries after this one (relative to the working directory), in walk order. */
   readonly after?: string;
+}
+
+/** A whole-tree search for {@link AsyncFileSystem.searchTree}. */
+export interface TreeSearch extends TreeWalk {
+  /** What to look for in each file. */
+  readonly request: ScanRequest;
+  /** `grep`'s file filter (ripgrep's `-g` convention), if any. */
+  readonly glob?: string;
+}
+
+/** A whole-tree listing for {@link AsyncFileSystem.globTree}. */
+export interface TreeGlob extends TreeWalk {
+  /** The picomatch pattern, matched against paths relative to the start. */
+  readonly pattern: string;
 }
 
 /** A file of a tree search that matched or was skipped. */
@@ -121,4 +131,16 @@ export interface AsyncFileSystem {
     search: TreeSearch,
     signal?: AbortSignal,
   ): AsyncIterable<readonly TreeHit[]>;
+  /**
+   * Optional: walks the tree below a checked directory by the same rules,
+   * off the calling thread, and yields in walk order, a batch at a time, the
+   * files and directories (relative to the working directory) whose path
+   * relative to the start matches the pattern; bounded and stopped as
+   * {@link searchTree}.
+   */
+  globTree?(
+    start: CheckedPath,
+    glob: TreeGlob,
+    signal?: AbortSignal,
+  ): AsyncIterable<readonly string[]>;
 }

@@ -10,7 +10,10 @@ import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
-import { walk } from "./shared/walk.ts";
+import { ignoreStackAt, walk } from "./shared/walk.ts";
+import type { ToolSessionContext } from "../contract/context.ts";
+import type { CheckedPath } from "../path/mod.ts";
+import type { TreeGlob } from "../backends/filesystem.ts";
 
 const GlobSchema = v.strictObject({
   pattern: v.pipe(
@@ -55,6 +58,39 @@ export interface GlobOutput {
   readonly truncated: boolean;
 }
 
+/** Entries walked on the calling thread before a large glob goes to the backend's tree walk. */
+const ENTRIES_HERE_FIRST = 256;
+
+/**
+ * Walks and matches on this thread. With `handOff`, and a backend that walks
+ * trees, stops after ENTRIES_HERE_FIRST entries and returns the last one as
+ * `after`, for the backend to go on from; `after` is `null` when the glob is
+ * over.
+ */
+async function globHere(
+  session: ToolSessionContext,
+  start: CheckedPath,
+  matches: (path: string) => boolean,
+  max: number,
+  signal: AbortSignal,
+  handOff: boolean,
+): Promise<GlobOutput & { after: string | null }> {
+  const paths: string[] = [];
+  const limit = handOff && session.filesystem.globTree !== undefined
+    ? ENTRIES_HERE_FIRST
+    : Number.POSITIVE_INFINITY;
+  let met = 0;
+  let last: string | null = null;
+  for await (const entry of walk(session, start, { signal, directories: true })) {
+    if (met++ === limit) return { paths, truncated: false, after: last };
+    last = entry.path.display;
+    if (!matches(entry.relative)) continue;
+    paths.push(entry.path.display);
+    if (paths.length === max) return { paths, truncated: true, after: null };
+  }
+  return { paths, truncated: false, after: null };
+}
+
 /** The `glob` tool. */
 export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobOutput>({
   id: "filesystem/glob",
@@ -87,19 +123,35 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
       );
     }
     const max = input.max_results ?? 200;
-    const paths: string[] = [];
-    let truncated = false;
-    for await (const entry of walk(session, start, { signal: call.signal, directories: true })) {
-      if (!matches(entry.relative)) continue;
-      paths.push(entry.path.display);
-      if (paths.length === max) {
-        truncated = true;
-        break;
-      }
-    }
     // The walk visits entries sorted by name, depth first: its order is already the
     // segment-by-segment sorted order, so the paths need no sort of their own.
-    return { data: { paths, truncated } };
+    const here = await globHere(session, start, matches, max, call.signal, true);
+    if (here.after === null) return { data: { paths: here.paths, truncated: here.truncated } };
+    const stack = await ignoreStackAt(session, start, {});
+    const glob: TreeGlob = {
+      pattern: input.pattern,
+      gitignore: true,
+      ignoreSources: stack.sources,
+      inRepository: stack.inRepository,
+      after: here.after,
+    };
+    const paths = [...here.paths];
+    let started = false;
+    try {
+      for await (const batch of session.filesystem.globTree!(start, glob, call.signal)) {
+        started = true;
+        for (const path of batch) {
+          paths.push(path);
+          if (paths.length === max) return { data: { paths, truncated: true } };
+        }
+      }
+      return { data: { paths, truncated: false } };
+    } catch (error) {
+      if (started || call.signal.aborted) throw error;
+      // The backend's tree walk could not run (the runtime may not read its worker module).
+      const whole = await globHere(session, start, matches, max, call.signal, false);
+      return { data: { paths: whole.paths, truncated: whole.truncated } };
+    }
   },
   toText(output) {
     if (output.paths.length === 0) return "No paths match.";

@@ -16,7 +16,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
-import { ScanPool } from "../node/scan_pool.ts";
+import { ScanPool, treeStart } from "../node/scan_pool.ts";
 
 function kindOf(info: { isFile: boolean; isDirectory: boolean; isSymlink: boolean }): EntryKind {
   if (info.isSymlink) return "symlink";
@@ -78,12 +78,10 @@ export function createDenoFileSystem(): AsyncFileSystem {
       return pool.scan(paths.map(unwrapCheckedPath), request, signal);
     },
     searchTree(start, search, signal) {
-      const ignorable = start.rootKind === "working_directory";
-      return pool.searchTree(
-        { real: unwrapCheckedPath(start), display: start.display, ignorable },
-        search,
-        signal,
-      );
+      return pool.searchTree(treeStart(start), search, signal);
+    },
+    globTree(start, glob, signal) {
+      return pool.globTree(treeStart(start), glob, signal);
     },
     async realPath(path) {
       try {

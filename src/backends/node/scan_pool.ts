@@ -8,7 +8,9 @@
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
-import type { TreeHit, TreeSearch } from "../filesystem.ts";
+import { unwrapCheckedPath } from "../../path/checked_path.ts";
+import type { CheckedPath } from "../../path/checked_path.ts";
+import type { TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
 import type { ScanAnswer, ScanJob } from "./scan_worker.ts";
 import type { CreditJob, WalkAnswer, WalkJob } from "./tree_walker.ts";
 
@@ -38,6 +40,12 @@ export interface TreeStart {
   readonly display: string;
   /** Whether `.gitignore` files apply below it. */
   readonly ignorable: boolean;
+}
+
+/** Where a tree walk of a checked directory starts. */
+export function treeStart(start: CheckedPath): TreeStart {
+  const ignorable = start.rootKind === "working_directory";
+  return { real: unwrapCheckedPath(start), display: start.display, ignorable };
 }
 
 /** A pool of search workers. */
@@ -116,6 +124,52 @@ export class ScanPool {
   }
 
   /**
+   * Starts a walk in one of the workers. Its batches go to `onBatch` until it
+   * is stopped; the feed tracks its end and failure and hands back credits.
+   */
+  #walk(
+    start: TreeStart,
+    walk: TreeWalk,
+    select: WalkJob["select"],
+    signal: AbortSignal | undefined,
+    onBatch: (real: string[], display: string[]) => void,
+  ): WalkFeed {
+    // The walker is one of the scanning workers: it scans while it waits for credit. A third
+    // thread would walk no faster on two cores and hold ~10 MiB more.
+    const slot = this.#pick();
+    const feed = new WalkFeed(slot, ++this.#ids, signal);
+    slot.waiting.set(feed.id, (answer) => {
+      if (answer === null || "error" in answer) {
+        feed.fail(
+          answer === null
+            ? `The search worker stopped: ${slot.broken?.message ?? "unknown reason"}`
+            : answer.error,
+        );
+      } else if ("done" in answer) feed.end();
+      else if ("display" in answer) {
+        if (!feed.stopped) onBatch(answer.real, answer.display);
+        feed.rouse();
+      }
+      return feed.ended;
+    });
+    slot.worker.ref();
+    slot.worker.postMessage(
+      {
+        kind: "walk",
+        id: feed.id,
+        root: start.real,
+        display: start.display,
+        ignorable: start.ignorable,
+        walk,
+        select,
+        ahead: WALK_AHEAD,
+        cancel: feed.cancel,
+      } satisfies WalkJob,
+    );
+    return feed;
+  }
+
+  /**
    * A tree search: one worker walks, the workers scan its batches, and the
    * files that matched or were skipped come back in walk order.
    */
@@ -125,72 +179,20 @@ export class ScanPool {
     signal?: AbortSignal,
   ): AsyncGenerator<readonly TreeHit[]> {
     signal?.throwIfAborted();
-    // The walker is one of the scanning workers: it scans while it waits for credit. A third
-    // thread would walk no faster on two cores and hold ~10 MiB more.
-    const walker = this.#pick();
-    const id = ++this.#ids;
-    const cancel = new SharedArrayBuffer(4);
+    const { request, glob, ...walk } = search;
     const batches: { display: string[]; results: Promise<ScanResult[]> }[] = [];
-    let ended = false;
-    let stopped = false;
-    let failure: Error | null = null;
-    let wake: (() => void) | null = null;
-    const rouse = () => {
-      wake?.();
-      wake = null;
-    };
-    const stop = () => {
-      stopped = true;
-      Atomics.store(new Int32Array(cancel), 0, 1);
-      // A walk waiting for a credit wakes, sees the flag, and ends.
-      if (!ended) walker.worker.postMessage({ kind: "credit", id } satisfies CreditJob);
-      rouse();
-    };
-    walker.waiting.set(id, (answer) => {
-      if (answer === null || "error" in answer) {
-        failure = new Error(
-          answer === null
-            ? `The search worker stopped: ${walker.broken?.message ?? "unknown reason"}`
-            : answer.error,
-        );
-        ended = true;
-      } else if ("done" in answer) ended = true;
-      else if ("real" in answer && !stopped) {
-        const results = this.scan(answer.real, search.request, signal);
-        results.catch(() => {}); // awaited in order below, or settled when the search stops
-        batches.push({ display: answer.display, results });
-      }
-      rouse();
-      return ended;
+    const feed = this.#walk(start, walk, { files: glob }, signal, (real, display) => {
+      const results = this.scan(real, request, signal);
+      results.catch(() => {}); // awaited in order below, or settled when the search stops
+      batches.push({ display, results });
     });
-    signal?.addEventListener("abort", stop, { once: true });
     try {
-      walker.worker.ref();
-      const { request: _request, ...rest } = search;
-      walker.worker.postMessage(
-        {
-          kind: "walk",
-          id,
-          root: start.real,
-          display: start.display,
-          ignorable: start.ignorable,
-          search: rest,
-          ahead: WALK_AHEAD,
-          cancel,
-        } satisfies WalkJob,
-      );
       while (true) {
-        signal?.throwIfAborted();
-        const next = batches.shift();
-        if (next === undefined) {
-          if (failure !== null) throw failure;
-          if (ended) return;
-          await new Promise<void>((resolve) => (wake = resolve));
-          continue;
-        }
+        const next = await feed.next(batches);
+        if (next === null) return;
         const results = await next.results;
         signal?.throwIfAborted();
-        if (!ended) walker.worker.postMessage({ kind: "credit", id } satisfies CreditJob);
+        feed.credit();
         const hits: TreeHit[] = [];
         for (let i = 0; i < results.length; i++) {
           const result = results[i];
@@ -201,10 +203,110 @@ export class ScanPool {
         if (hits.length > 0) yield hits;
       }
     } finally {
-      stop();
-      signal?.removeEventListener("abort", stop);
+      feed.close();
       // Scans already in flight are awaited, never left floating.
       await Promise.allSettled(batches.map((batch) => batch.results));
     }
+  }
+
+  /** A tree listing: one worker walks and sends the matching entries, in walk order. */
+  async *globTree(
+    start: TreeStart,
+    glob: TreeGlob,
+    signal?: AbortSignal,
+  ): AsyncGenerator<readonly string[]> {
+    signal?.throwIfAborted();
+    const { pattern, ...walk } = glob;
+    const batches: string[][] = [];
+    const feed = this.#walk(
+      start,
+      walk,
+      { matching: pattern },
+      signal,
+      (_real, display) => batches.push(display),
+    );
+    try {
+      while (true) {
+        const next = await feed.next(batches);
+        if (next === null) return;
+        feed.credit();
+        yield next;
+      }
+    } finally {
+      feed.close();
+    }
+  }
+}
+
+/** The main thread's end of a walk running in a worker. */
+class WalkFeed {
+  readonly cancel = new SharedArrayBuffer(4);
+  ended = false;
+  stopped = false;
+  #failure: Error | null = null;
+  #wake: (() => void) | null = null;
+  readonly #stop = () => this.stop();
+
+  constructor(
+    readonly slot: Slot,
+    readonly id: number,
+    readonly signal: AbortSignal | undefined,
+  ) {
+    signal?.addEventListener("abort", this.#stop, { once: true });
+  }
+
+  /** Wakes the consumer. */
+  rouse(): void {
+    this.#wake?.();
+    this.#wake = null;
+  }
+
+  /** The walk has sent everything. */
+  end(): void {
+    this.ended = true;
+    this.rouse();
+  }
+
+  /** The walk failed. */
+  fail(message: string): void {
+    this.#failure = new Error(message);
+    this.end();
+  }
+
+  /**
+   * The next batch of `queue` in order, once there is one; `null` at the
+   * end. Throws the signal's reason once aborted, or the walk's failure.
+   */
+  async next<T>(queue: T[]): Promise<T | null> {
+    while (true) {
+      this.signal?.throwIfAborted();
+      const next = queue.shift();
+      if (next !== undefined) return next;
+      if (this.#failure !== null) throw this.#failure;
+      if (this.ended) return null;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+
+  /** One batch consumed: the walk may send one more. */
+  credit(): void {
+    if (!this.ended) {
+      this.slot.worker.postMessage({ kind: "credit", id: this.id } satisfies CreditJob);
+    }
+  }
+
+  /** Stops the walk before its next entry. */
+  stop(): void {
+    this.stopped = true;
+    Atomics.store(new Int32Array(this.cancel), 0, 1);
+    // A walk waiting for a credit wakes, sees the flag, and ends.
+    this.credit();
+    this.rouse();
+  }
+
+  /** Stops the walk and lets go of the signal. */
+  close(): void {
+    this.stop();
+    this.signal?.removeEventListener("abort", this.#stop);
   }
 }

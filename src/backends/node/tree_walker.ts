@@ -7,11 +7,12 @@
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
-import type { DirEntry, EntryKind, TreeSearch } from "../filesystem.ts";
+import picomatch from "picomatch";
+import type { DirEntry, EntryKind, TreeWalk } from "../filesystem.ts";
 import { codeOfRuntimeError } from "../errors.ts";
 import { globFilter } from "../../search/glob_filter.ts";
 import { IgnoreStack, walkOrder, walkTree } from "../../search/walk.ts";
-import type { WalkIO } from "../../search/walk.ts";
+import type { WalkedEntry, WalkIO } from "../../search/walk.ts";
 
 /** A walk job: the tree below `root` (a real path the backend took from a checked path). */
 export interface WalkJob {
@@ -25,8 +26,13 @@ export interface WalkJob {
   readonly display: string;
   /** Whether `.gitignore` files apply below the start (not in the skill root). */
   readonly ignorable: boolean;
-  /** The search, without its scan request. */
-  readonly search: Omit<TreeSearch, "request">;
+  /** The walk's `.gitignore` state and where it resumes. */
+  readonly walk: TreeWalk;
+  /**
+   * What it sends: grep's files (filtered by ripgrep-style `glob`), or the
+   * files and directories whose path relative to the start matches `pattern`.
+   */
+  readonly select: { readonly files: string | undefined } | { readonly matching: string };
   /** Batches it may send before the consumer answers one with a credit. */
   readonly ahead: number;
   /** One Int32: set to 1 to stop. */
@@ -41,7 +47,7 @@ export interface CreditJob {
   readonly id: number;
 }
 
-/** What a walk job sends: batches of files, then the end or a failure. */
+/** What a walk job sends: batches (real paths only for grep), then the end or a failure. */
 export type WalkAnswer =
   | { readonly id: number; readonly real: string[]; readonly display: string[] }
   | { readonly id: number; readonly done: true }
@@ -146,15 +152,20 @@ export async function runWalk(job: WalkJob, send: (answer: WalkAnswer) => void):
     ignorable: () => job.ignorable,
   };
   const stack = new IgnoreStack();
-  stack.inRepository = job.search.inRepository;
-  for (const source of job.search.ignoreSources) stack.push(source);
-  const accept = globFilter(job.search.glob);
-  let after = job.search.after;
+  stack.inRepository = job.walk.inRepository;
+  for (const source of job.walk.ignoreSources) stack.push(source);
+  const listing = "matching" in job.select;
+  const accept: (entry: WalkedEntry<WorkerPath>) => boolean = "matching" in job.select
+    ? ((matches) => (entry) => matches(entry.relative))(
+      picomatch(job.select.matching, { dot: true, strictBrackets: true }),
+    )
+    : ((filter) => (entry) => filter(entry.path.display))(globFilter(job.select.files));
+  let after = job.walk.after;
   let size = FIRST_BATCH;
   let real: string[] = [];
   let display: string[] = [];
   const flush = async () => {
-    if (real.length === 0) return;
+    if (display.length === 0) return;
     while (credits === 0 && !stopped()) await new Promise<void>((resolve) => (wake = resolve));
     if (stopped()) throw new Stopped();
     credits--;
@@ -166,22 +177,22 @@ export async function runWalk(job: WalkJob, send: (answer: WalkAnswer) => void):
   try {
     const entries = walkTree(io, { real: job.root, display: job.display }, stack, {
       signal: NEVER,
-      directories: false,
-      gitignore: job.search.gitignore,
+      directories: listing,
+      gitignore: job.walk.gitignore,
       readAhead: 0,
     });
     for await (const batch of entries) {
       if (stopped()) throw new Stopped();
       for (const entry of batch) {
         if (after !== undefined) {
-          // The files up to `after` were searched already.
+          // The entries up to `after` were met already.
           if (walkOrder(entry.path.display, after) <= 0) continue;
           after = undefined;
         }
-        if (!accept(entry.path.display)) continue;
-        real.push(entry.path.real);
+        if (!accept(entry)) continue;
+        if (!listing) real.push(entry.path.real);
         display.push(entry.path.display);
-        if (real.length >= size) await flush();
+        if (display.length >= size) await flush();
       }
     }
     await flush();
