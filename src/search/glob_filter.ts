@@ -1,7 +1,5 @@
 /**
- * `grep`'s `glob` filter, with ripgrep's `-g` convention: without a slash the
- * pattern matches file names at any depth; with one, paths relative to the
- * working directory; a leading `!` excludes. Shared by the tool and by a
+ * The glob matching of `glob` and `grep`, shared by the tools and by a
  * backend's search workers.
  *
  * @module
@@ -9,7 +7,12 @@
 import picomatch from "picomatch";
 import { ToolError } from "../contract/errors.ts";
 
-/** Whether a path (relative to the working directory) passes `glob`; throws `invalid_input` for a bad pattern. */
+/**
+ * `grep`'s `glob` filter, with ripgrep's `-g` convention: without a slash the
+ * pattern matches file names at any depth; with one, paths relative to the
+ * working directory; a leading `!` excludes. Throws `invalid_input` for a bad
+ * pattern.
+ */
 export function globFilter(glob: string | undefined): (display: string) => boolean {
   if (glob === undefined) return () => true;
   const negated = glob.startsWith("!");
@@ -24,4 +27,19 @@ export function globFilter(glob: string | undefined): (display: string) => boole
     );
   }
   return negated ? (path) => !test(path) : test;
+}
+
+/**
+ * `glob`'s matcher: picomatch with dot files included and brackets strict.
+ * Throws `invalid_input` for a bad pattern.
+ */
+export function globMatcher(pattern: string): (path: string) => boolean {
+  try {
+    return picomatch(pattern, { dot: true, strictBrackets: true });
+  } catch (error) {
+    throw new ToolError(
+      "invalid_input",
+      `pattern is not a valid glob: ${(error as Error).message}`,
+    );
+  }
 }

@@ -5,12 +5,12 @@
  * @module
  */
 import * as v from "valibot";
-import picomatch from "picomatch";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
 import { ignoreStackAt, walk } from "./shared/walk.ts";
+import { globMatcher } from "../search/glob_filter.ts";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CheckedPath } from "../path/mod.ts";
 import type { TreeGlob } from "../backends/filesystem.ts";
@@ -113,15 +113,7 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
         "pattern is matched against paths relative to `path`; put the directory in `path` and a relative pattern here.",
       );
     }
-    let matches: (path: string) => boolean;
-    try {
-      matches = picomatch(input.pattern, { dot: true, strictBrackets: true });
-    } catch (error) {
-      throw new ToolError(
-        "invalid_input",
-        `pattern is not a valid glob: ${(error as Error).message}`,
-      );
-    }
+    const matches = globMatcher(input.pattern);
     const max = input.max_results ?? 200;
     // The walk visits entries sorted by name, depth first: its order is already the
     // segment-by-segment sorted order, so the paths need no sort of their own.

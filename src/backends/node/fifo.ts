@@ -13,6 +13,7 @@ import { execFile } from "node:child_process";
 import { close, constants, mkdtemp, open, rmdir, rmSync, unlink } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { promisify } from "node:util";
 
 const openFd = promisify(open);
@@ -82,7 +83,7 @@ export class FifoPool {
           rmdir(dir, () => {});
           throw error;
         }
-        if (this.#left.size === 0 && !this.#exitHook) {
+        if (!this.#exitHook) {
           // The last line only: a pool still holding FIFOs at exit removes them.
           this.#exitHook = true;
           process.once("exit", () => {

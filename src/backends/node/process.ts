@@ -7,6 +7,7 @@
 import { execFile, spawn } from "node:child_process";
 import { Socket } from "node:net";
 import type { SocketConstructorOpts } from "node:net";
+import process from "node:process";
 import type { Readable } from "node:stream";
 import type { ProcessBackend, ProcessExit, ProcessOutput, PushedOutput } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";

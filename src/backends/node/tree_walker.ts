@@ -7,10 +7,9 @@
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
-import picomatch from "picomatch";
 import type { DirEntry, EntryKind, TreeWalk } from "../filesystem.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { globFilter } from "../../search/glob_filter.ts";
+import { globFilter, globMatcher } from "../../search/glob_filter.ts";
 import { IgnoreStack, walkOrder, walkTree } from "../../search/walk.ts";
 import type { WalkedEntry, WalkIO } from "../../search/walk.ts";
 
@@ -155,11 +154,14 @@ export async function runWalk(job: WalkJob, send: (answer: WalkAnswer) => void):
   stack.inRepository = job.walk.inRepository;
   for (const source of job.walk.ignoreSources) stack.push(source);
   const listing = "matching" in job.select;
-  const accept: (entry: WalkedEntry<WorkerPath>) => boolean = "matching" in job.select
-    ? ((matches) => (entry) => matches(entry.relative))(
-      picomatch(job.select.matching, { dot: true, strictBrackets: true }),
-    )
-    : ((filter) => (entry) => filter(entry.path.display))(globFilter(job.select.files));
+  let accept: (entry: WalkedEntry<WorkerPath>) => boolean;
+  if ("matching" in job.select) {
+    const matches = globMatcher(job.select.matching);
+    accept = (entry) => matches(entry.relative);
+  } else {
+    const passes = globFilter(job.select.files);
+    accept = (entry) => passes(entry.path.display);
+  }
   let after = job.walk.after;
   let size = FIRST_BATCH;
   let real: string[] = [];
