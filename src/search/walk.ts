@@ -8,14 +8,24 @@
  * @module
  */
 import ignore from "ignore";
-import type { DirEntry, EntryKind } from "../backends/filesystem.ts";
+
+/** What a directory entry is; symbolic links are reported, not followed (as a backend's `EntryKind`). */
+export type WalkEntryKind = "file" | "directory" | "symlink" | "other";
+
+/** One entry of a directory listing (as a backend's `DirEntry`). */
+export interface WalkDirEntry {
+  /** The entry's name (one path segment). */
+  readonly name: string;
+  /** What the entry is. */
+  readonly kind: WalkEntryKind;
+}
 
 /** How the walk reaches the file system; `P` is the backend's path type. */
 export interface WalkIO<P> {
   /** The entries of a directory, in any order. */
-  readDir(directory: P): Promise<DirEntry[]>;
+  readDir(directory: P): Promise<WalkDirEntry[]>;
   /** A child of a directory, or `null` when the name cannot be a path segment here. */
-  child(directory: P, name: string, kind: EntryKind): P | null;
+  child(directory: P, name: string, kind: WalkEntryKind): P | null;
   /** A small file's text (a `.gitignore`), or `null` when it cannot be read. */
   readText(file: P): Promise<string | null>;
   /** The path relative to the working directory, `/`-separated (`.` for it). */
@@ -31,7 +41,7 @@ export interface WalkedEntry<P> {
   /** Path relative to the walk's start, `/`-separated. */
   readonly relative: string;
   /** `file` or `directory`. */
-  readonly kind: EntryKind;
+  readonly kind: WalkEntryKind;
 }
 
 /** A `.gitignore` file's rules and where it sits. */
@@ -119,12 +129,12 @@ export const WALK_READ_AHEAD = 8;
 interface Frame<P> {
   readonly directory: P;
   readonly relative: string;
-  readonly entries: readonly DirEntry[];
+  readonly entries: readonly WalkDirEntry[];
   index: number;
   readonly pushedLayer: boolean;
   readonly wasInRepository: boolean;
   /** Listings of the next few subdirectories, started so the backend's latency overlaps the walk. */
-  readonly ahead: Map<string, Promise<DirEntry[]>>;
+  readonly ahead: Map<string, Promise<WalkDirEntry[]>>;
   /** Where the look-ahead has reached in `entries`. */
   aheadIndex: number;
 }
@@ -158,7 +168,7 @@ class TreeWalk<P> {
   async open(
     directory: P,
     relative: string,
-    listing: Promise<DirEntry[]> = this.io.readDir(directory),
+    listing: Promise<WalkDirEntry[]> = this.io.readDir(directory),
   ): Promise<Frame<P> | null> {
     this.options.signal.throwIfAborted();
     let entries;
