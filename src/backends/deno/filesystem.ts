@@ -16,7 +16,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
-import { ScanPool, treeStart } from "../node/scan_pool.ts";
+import { workerSearches } from "../node/scan_pool.ts";
 
 function kindOf(info: { isFile: boolean; isDirectory: boolean; isSymlink: boolean }): EntryKind {
   if (info.isSymlink) return "symlink";
@@ -72,17 +72,8 @@ async function openRegular(path: CheckedPath): Promise<{ file: Deno.FsFile; size
 export function createDenoFileSystem(): AsyncFileSystem {
   // grep's batch scans and tree searches run in the same worker threads as under Node (Deno runs
   // node:worker_threads).
-  const pool = new ScanPool();
   return {
-    scanFiles(paths, request, signal) {
-      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
-    },
-    searchTree(start, search, signal) {
-      return pool.searchTree(treeStart(start), search, signal);
-    },
-    globTree(start, glob, signal) {
-      return pool.globTree(treeStart(start), glob, signal);
-    },
+    ...workerSearches(),
     async realPath(path) {
       try {
         return await Deno.realPath(path);

@@ -18,7 +18,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
-import { ScanPool, treeStart } from "./scan_pool.ts";
+import { workerSearches } from "./scan_pool.ts";
 
 function kindOf(
   stats: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean },
@@ -77,17 +77,8 @@ async function openRegular(path: CheckedPath): Promise<{ handle: fs.FileHandle; 
  * ```
  */
 export function createNodeFileSystem(): AsyncFileSystem {
-  const pool = new ScanPool();
   return {
-    scanFiles(paths, request, signal) {
-      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
-    },
-    searchTree(start, search, signal) {
-      return pool.searchTree(treeStart(start), search, signal);
-    },
-    globTree(start, glob, signal) {
-      return pool.globTree(treeStart(start), glob, signal);
-    },
+    ...workerSearches(),
     async realPath(path) {
       try {
         return await fs.realpath(path);

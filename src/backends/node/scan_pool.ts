@@ -10,7 +10,7 @@ import { availableParallelism } from "node:os";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
-import type { TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
+import type { AsyncFileSystem, TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
 import type { ScanAnswer, ScanJob } from "./scan_worker.ts";
 import type { CreditJob, WalkAnswer, WalkJob } from "./tree_walker.ts";
 
@@ -43,9 +43,25 @@ export interface TreeStart {
 }
 
 /** Where a tree walk of a checked directory starts. */
-export function treeStart(start: CheckedPath): TreeStart {
+function treeStart(start: CheckedPath): TreeStart {
   const ignorable = start.rootKind === "working_directory";
   return { real: unwrapCheckedPath(start), display: start.display, ignorable };
+}
+
+/** The search methods of a file-system backend whose searches run in a new pool's workers. */
+export function workerSearches(): Pick<AsyncFileSystem, "scanFiles" | "searchTree" | "globTree"> {
+  const pool = new ScanPool();
+  return {
+    scanFiles(paths, request, signal) {
+      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
+    },
+    searchTree(start, search, signal) {
+      return pool.searchTree(treeStart(start), search, signal);
+    },
+    globTree(start, glob, signal) {
+      return pool.globTree(treeStart(start), glob, signal);
+    },
+  };
 }
 
 /** A pool of search workers. */
