@@ -8,6 +8,7 @@ export { CheckedPath } from "./checked_path.ts";
 export type { PathAccess, PathIntent, RootKind } from "./checked_path.ts";
 export {
   checkedChild,
+  isPlainChild,
   isWithin,
   MAX_PATH_LENGTH,
   MAX_SEGMENT_BYTES,

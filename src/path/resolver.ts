@@ -182,17 +182,24 @@ export async function resolvePath(
 }
 
 /**
+ * Whether a listed entry can be taken as a child without another round of
+ * resolution: one plain segment, and not a symbolic link (walks do not
+ * follow them).
+ */
+export function isPlainChild(name: string, kind: EntryKind): boolean {
+  return kind !== "symlink" && name !== "" && name !== "." && name !== ".." && !name.includes("/");
+}
+
+/**
  * A checked path for an entry read from a checked directory, without another
- * round of resolution. Symbolic links get `null`: walks do not follow them.
+ * round of resolution; `null` unless {@link isPlainChild}.
  */
 export function checkedChild(
   parent: CheckedPath,
   name: string,
   kind: EntryKind,
 ): CheckedPath | null {
-  if (kind === "symlink" || name === "" || name === "." || name === ".." || name.includes("/")) {
-    return null;
-  }
+  if (!isPlainChild(name, kind)) return null;
   // Plain concatenation: the parent is canonical and the name one segment (walks call this per entry).
   const base = unwrapCheckedPath(parent);
   const real = base === "/" ? `/${name}` : `${base}/${name}`;

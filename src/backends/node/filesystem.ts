@@ -9,7 +9,6 @@ import * as fs from "node:fs/promises";
 import type {
   AsyncFileSystem,
   DirEntry,
-  EntryKind,
   FileInfo,
   ReadChunksOptions,
   ReadFileOptions,
@@ -19,15 +18,7 @@ import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
 import { workerSearches } from "./scan_pool.ts";
-
-function kindOf(
-  stats: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean },
-): EntryKind {
-  if (stats.isSymbolicLink()) return "symlink";
-  if (stats.isFile()) return "file";
-  if (stats.isDirectory()) return "directory";
-  return "other";
-}
+import { kindOf } from "./entry_kind.ts";
 
 function infoOf(stats: Stats): FileInfo {
   return {

@@ -7,8 +7,10 @@
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
-import type { DirEntry, EntryKind, TreeWalk } from "../filesystem.ts";
+import type { DirEntry, TreeWalk } from "../filesystem.ts";
 import { codeOfRuntimeError } from "../errors.ts";
+import { isPlainChild } from "../../path/mod.ts";
+import { kindOf } from "./entry_kind.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
 import { IgnoreStack, walkOrder, walkTree } from "../../search/walk.ts";
 import type { WalkedEntry, WalkIO } from "../../search/walk.ts";
@@ -67,17 +69,6 @@ class Stopped extends Error {}
 
 const NEVER = new AbortController().signal;
 
-function kindOf(entry: {
-  isFile(): boolean;
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-}): EntryKind {
-  if (entry.isSymbolicLink()) return "symlink";
-  if (entry.isFile()) return "file";
-  if (entry.isDirectory()) return "directory";
-  return "other";
-}
-
 function readSmallRegularFile(path: string): string | null {
   let fd: number;
   try {
@@ -135,12 +126,8 @@ export async function runWalk(job: WalkJob, send: (answer: WalkAnswer) => void):
       }
     },
     child(directory, name, kind) {
-      // As the path layer's checked child: one plain segment, never a symbolic link.
-      if (
-        kind === "symlink" || name === "" || name === "." || name === ".." || name.includes("/")
-      ) {
-        return null;
-      }
+      // By the path layer's rule for checked children.
+      if (!isPlainChild(name, kind)) return null;
       return {
         real: directory.real === "/" ? `/${name}` : `${directory.real}/${name}`,
         display: directory.display === "." ? name : `${directory.display}/${name}`,
