@@ -9,7 +9,7 @@ import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
-import { ignoreStackAt, walk } from "./shared/walk.ts";
+import { takeFromTree, treeWalkAfter, walk } from "./shared/walk.ts";
 import { globMatcher } from "../search/glob_filter.ts";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CheckedPath } from "../path/mod.ts";
@@ -74,7 +74,7 @@ async function globHere(
   max: number,
   signal: AbortSignal,
   handOff: boolean,
-): Promise<GlobOutput & { after: string | null }> {
+): Promise<{ paths: string[]; truncated: boolean; after: string | null }> {
   const paths: string[] = [];
   const limit = handOff && session.filesystem.globTree !== undefined
     ? ENTRIES_HERE_FIRST
@@ -119,31 +119,20 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
     // segment-by-segment sorted order, so the paths need no sort of their own.
     const here = await globHere(session, start, matches, max, call.signal, true);
     if (here.after === null) return { data: { paths: here.paths, truncated: here.truncated } };
-    const stack = await ignoreStackAt(session, start, {});
     const glob: TreeGlob = {
+      ...await treeWalkAfter(session, start, here.after),
       pattern: input.pattern,
-      gitignore: true,
-      ignoreSources: stack.sources,
-      inRepository: stack.inRepository,
-      after: here.after,
     };
-    const paths = [...here.paths];
-    let started = false;
-    try {
-      for await (const batch of session.filesystem.globTree!(start, glob, call.signal)) {
-        started = true;
-        for (const path of batch) {
-          paths.push(path);
-          if (paths.length === max) return { data: { paths, truncated: true } };
-        }
-      }
-      return { data: { paths, truncated: false } };
-    } catch (error) {
-      if (started || call.signal.aborted) throw error;
-      // The backend's tree walk could not run (the runtime may not read its worker module).
-      const whole = await globHere(session, start, matches, max, call.signal, false);
-      return { data: { paths: whole.paths, truncated: whole.truncated } };
-    }
+    const { paths } = here;
+    const done = await takeFromTree(
+      () => session.filesystem.globTree!(start, glob, call.signal),
+      call.signal,
+      (path) => paths.push(path) === max,
+    );
+    if (done) return { data: { paths, truncated: paths.length === max } };
+    // The backend's tree walk could not run: the whole glob runs here instead.
+    const whole = await globHere(session, start, matches, max, call.signal, false);
+    return { data: { paths: whole.paths, truncated: whole.truncated } };
   },
   toText(output) {
     if (output.paths.length === 0) return "No paths match.";

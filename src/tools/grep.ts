@@ -12,7 +12,7 @@ import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CheckedPath } from "../path/mod.ts";
-import { ignoreStackAt, walk } from "./shared/walk.ts";
+import { takeFromTree, treeWalkAfter, walk } from "./shared/walk.ts";
 import type { TreeSearch } from "../backends/filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
 import type { LineMatcher } from "../search/matcher.ts";
@@ -186,21 +186,15 @@ interface Search {
 
 /** Takes scan results in walk order and builds the output, up to `max` results. */
 class Collector {
-  readonly skipped: { too_large: number; binary: number; unreadable: number };
-  readonly files: string[];
-  readonly counts: { path: string; count: number }[];
-  readonly lines: GrepLine[];
-  results: number;
+  readonly skipped = { too_large: 0, binary: 0, unreadable: 0 };
+  readonly files: string[] = [];
+  readonly counts: { path: string; count: number }[] = [];
+  readonly lines: GrepLine[] = [];
+  results = 0;
   truncated = false;
 
-  /** Starts empty, or goes on from what `before` has taken. */
-  constructor(readonly mode: ScanMode, readonly max: number, before?: Collector) {
-    this.skipped = { ...(before?.skipped ?? { too_large: 0, binary: 0, unreadable: 0 }) };
-    this.files = [...(before?.files ?? [])];
-    this.counts = [...(before?.counts ?? [])];
-    this.lines = [...(before?.lines ?? [])];
-    this.results = before?.results ?? 0;
-  }
+  /** Starts empty. */
+  constructor(readonly mode: ScanMode, readonly max: number) {}
 
   take(result: FileResult): void {
     if (result.skip !== undefined) {
@@ -316,34 +310,23 @@ async function searchHere(
 
 /**
  * Goes on with the backend's tree search after the file `after` (in walk
- * order). Returns `false`, having taken nothing, when the tree search fails
- * before its first batch (a runtime may not read its worker module).
+ * order). Returns `false`, having taken nothing, when it could not run.
  */
 async function searchTreeAfter(search: Search, out: Collector, after: string): Promise<boolean> {
   const { session, start, signal } = search;
-  const stack = await ignoreStackAt(session, start, {});
   const tree: TreeSearch = {
+    ...await treeWalkAfter(session, start, after),
     request: search.request,
     ...(search.glob === undefined ? {} : { glob: search.glob }),
-    gitignore: true,
-    ignoreSources: stack.sources,
-    inRepository: stack.inRepository,
-    after,
   };
-  let started = false;
-  try {
-    searching: for await (const hits of session.filesystem.searchTree!(start, tree, signal)) {
-      started = true;
-      for (const hit of hits) {
-        out.take({ path: hit.display, ...hit.result });
-        if (out.truncated) break searching;
-      }
-    }
-    return true;
-  } catch (error) {
-    if (started || signal.aborted) throw error;
-    return false;
-  }
+  return await takeFromTree(
+    () => session.filesystem.searchTree!(start, tree, signal),
+    signal,
+    (hit) => {
+      out.take({ path: hit.display, ...hit.result });
+      return out.truncated;
+    },
+  );
 }
 
 /** The `grep` tool. */
@@ -381,12 +364,11 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
       },
     };
     const max = input.max_results ?? 200;
-    const first = new Collector(search.request.mode, max);
-    const handOff = await searchHere(search, first, true);
-    if (handOff === null) return { data: first.output() };
+    const out = new Collector(search.request.mode, max);
+    const handOff = await searchHere(search, out, true);
+    if (handOff === null) return { data: out.output() };
     // A large search goes on off this thread, after the files already searched.
-    const tree = new Collector(search.request.mode, max, first);
-    if (await searchTreeAfter(search, tree, handOff)) return { data: tree.output() };
+    if (await searchTreeAfter(search, out, handOff)) return { data: out.output() };
     // The backend's tree search could not run: the whole search runs here instead.
     const here = new Collector(search.request.mode, max);
     await searchHere(search, here, false);

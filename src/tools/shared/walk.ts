@@ -10,6 +10,7 @@ import type { ToolSessionContext } from "../../contract/context.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { checkedChild } from "../../path/mod.ts";
 import type { CheckedPath } from "../../path/mod.ts";
+import type { TreeWalk } from "../../backends/filesystem.ts";
 import { ignoreSource, IgnoreStack, walkTree } from "../../search/walk.ts";
 import type { WalkedEntry, WalkIO } from "../../search/walk.ts";
 
@@ -29,7 +30,7 @@ export interface WalkOptions {
 }
 
 /** The walk's view of the session's file system. */
-export function sessionWalkIO(session: ToolSessionContext): WalkIO<CheckedPath> {
+function sessionWalkIO(session: ToolSessionContext): WalkIO<CheckedPath> {
   return {
     readDir: (directory) => session.filesystem.readDir(directory),
     child: (directory, name, kind) => checkedChild(directory, name, kind),
@@ -62,7 +63,7 @@ async function holdsGit(session: ToolSessionContext, directory: CheckedPath): Pr
  * The `.gitignore` state at a checked directory: the working directory's
  * files above it (inside a repository), outermost first.
  */
-export async function ignoreStackAt(
+async function ignoreStackAt(
   session: ToolSessionContext,
   start: CheckedPath,
   options: { readonly gitignore?: boolean },
@@ -106,4 +107,42 @@ export async function* walk(
   }
   const stack = await ignoreStackAt(session, start, options);
   for await (const batch of walkTree(sessionWalkIO(session), start, stack, options)) yield* batch;
+}
+
+/**
+ * What a backend's tree walk needs to go on below `start` after the entry
+ * `after`, which the walk on this thread reached.
+ */
+export async function treeWalkAfter(
+  session: ToolSessionContext,
+  start: CheckedPath,
+  after: string,
+): Promise<TreeWalk> {
+  const stack = await ignoreStackAt(session, start, {});
+  return { gitignore: true, ignoreSources: stack.sources, inRepository: stack.inRepository, after };
+}
+
+/**
+ * Takes the items of a backend's tree walk in order, until `take` returns
+ * `true` (enough). Returns `false`, having taken nothing, when the tree walk
+ * fails before its first batch (the runtime may not read its worker
+ * module), so the caller can do the work on this thread; a later failure, or
+ * the call's cancellation, is thrown.
+ */
+export async function takeFromTree<T>(
+  open: () => AsyncIterable<readonly T[]>,
+  signal: AbortSignal,
+  take: (item: T) => boolean,
+): Promise<boolean> {
+  let started = false;
+  try {
+    for await (const batch of open()) {
+      started = true;
+      for (const item of batch) if (take(item)) return true;
+    }
+    return true;
+  } catch (error) {
+    if (started || signal.aborted) throw error;
+    return false;
+  }
 }
