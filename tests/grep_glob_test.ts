@@ -327,6 +327,15 @@ function searchLayout(): Layout {
     "z/a/b.txt": "needle\n",
     "z/link.txt": { symlink: "a/b.txt" },
   });
+  // Files larger than a search worker's 64 KiB read chunk: a literal across the first chunk
+  // boundary, one deep in a later chunk, none at all, and a NUL in the first 8 KiB.
+  const filler = (bytes: number) => "filler line\n".repeat(Math.ceil(bytes / 12)).slice(0, bytes);
+  Object.assign(layout, {
+    "zz/big-boundary.txt": `${filler(65536 - 4)}\nneedle 1 across\n${filler(1000)}`,
+    "zz/big-deep.txt": `${filler(300_000)}\nneedle 2 deep\n${filler(70_000)}\nneedle 3 last`,
+    "zz/big-none.txt": filler(200_000),
+    "zz/big-binary.dat": `${filler(100)}\0${filler(100_000)}\nneedle 4\n`,
+  });
   return layout;
 }
 
