@@ -327,6 +327,18 @@ function searchLayout(): Layout {
     "z/a/b.txt": "needle\n",
     "z/link.txt": { symlink: "a/b.txt" },
   });
+  // Nested directories in a repository, so the workers hand directories to each other with
+  // the .gitignore layers above them (build/ from the repository's root, skip.txt from pkg*/).
+  for (let p = 0; p < 12; p++) {
+    layout[`repo/pkg${p}/.gitignore`] = "skip.txt\n";
+    layout[`repo/pkg${p}/build/out.txt`] = "needle\n";
+    for (let q = 0; q < 6; q++) {
+      const dir = `repo/pkg${p}/sub${q}`;
+      layout[`${dir}/keep.txt`] = `needle ${p} ${q}\n`;
+      layout[`${dir}/skip.txt`] = "needle\n";
+      layout[`${dir}/deeper/more.ts`] = q % 2 === 0 ? "needle\n" : "none\n";
+    }
+  }
   // Files larger than a search worker's 64 KiB read chunk: a literal across the first chunk
   // boundary, one deep in a later chunk, none at all, and a NUL in the first 8 KiB.
   const filler = (bytes: number) => "filler line\n".repeat(Math.ceil(bytes / 12)).slice(0, bytes);

@@ -57,6 +57,11 @@ export interface TreeWalk {
   readonly inRepository: boolean;
   /** Only the entries after this one (relative to the working directory), in walk order. */
   readonly after?: string;
+  /**
+   * Results the consumer takes at most (matching lines in content mode,
+   * otherwise files or paths): the walk need look no further (default: no limit).
+   */
+  readonly limit?: number;
 }
 
 /** A whole-tree search for {@link AsyncFileSystem.searchTree}. */
@@ -122,9 +127,10 @@ export interface AsyncFileSystem {
    * `grep`'s walk (sorted, depth first, `.git/` skipped, symbolic links not
    * followed, `.gitignore` files honoured) and scans its files, off the
    * calling thread. Yields, in walk order and a batch at a time, the files
-   * that matched or were skipped. The walk keeps a bounded distance ahead of
-   * the consumer; stopping the iteration or aborting the signal stops it
-   * before the next file. Throws before the first batch when it cannot run.
+   * that matched or were skipped. The walk runs ahead of the consumer by at
+   * most `limit` results of each unit of work it splits the tree into;
+   * stopping the iteration or aborting the signal stops it before the next
+   * file. Throws before the first batch when it cannot run.
    */
   searchTree?(
     start: CheckedPath,

@@ -110,6 +110,20 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
+/**
+ * A directory's listing in walk order (sorted in place), and whether it makes
+ * the walk inside a git repository (it holds `.git`).
+ */
+export function sortListing<E extends WalkDirEntry>(entries: E[]): boolean {
+  entries.sort(byName);
+  return entries.some((entry) => entry.name === ".git");
+}
+
+/** Whether the walk meets an entry at all: files and directories, never `.git`. */
+export function isWalked(entry: WalkDirEntry): boolean {
+  return entry.name !== ".git" && (entry.kind === "file" || entry.kind === "directory");
+}
+
 /** Options of {@link walkTree}. */
 export interface WalkTreeOptions {
   /** Checked before every entry; the walk throws its reason once aborted. */
@@ -179,10 +193,9 @@ class TreeWalk<P> {
       if (code === "permission_denied" || code === "not_found") return null;
       throw error;
     }
-    entries.sort(byName);
     const { stack } = this;
     const wasInRepository = stack.inRepository;
-    if (entries.some((entry) => entry.name === ".git")) stack.inRepository = true;
+    if (sortListing(entries)) stack.inRepository = true;
     const source = this.options.gitignore === false || !stack.inRepository ||
         !this.io.ignorable(directory)
       ? null
@@ -237,7 +250,7 @@ export async function* walkTree<P>(
       }
       const entry = frame.entries[frame.index++];
       options.signal.throwIfAborted();
-      if (entry.name === ".git" || (entry.kind !== "file" && entry.kind !== "directory")) continue;
+      if (!isWalked(entry)) continue;
       const path = io.child(frame.directory, entry.name, entry.kind);
       if (path === null) continue;
       const isDirectory = entry.kind === "directory";

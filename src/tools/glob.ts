@@ -121,6 +121,7 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
     if (here.after === null) return { data: { paths: here.paths, truncated: here.truncated } };
     const glob: TreeGlob = {
       ...await treeWalkAfter(session, start, here.after),
+      limit: max - here.paths.length,
       pattern: input.pattern,
     };
     const { paths } = here;

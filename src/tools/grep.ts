@@ -316,6 +316,7 @@ async function searchTreeAfter(search: Search, out: Collector, after: string): P
   const { session, start, signal } = search;
   const tree: TreeSearch = {
     ...await treeWalkAfter(session, start, after),
+    limit: out.max - out.results,
     request: search.request,
     ...(search.glob === undefined ? {} : { glob: search.glob }),
   };

@@ -12,9 +12,11 @@ import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import type { AsyncFileSystem, TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
 import type { ScanAnswer, ScanJob } from "./scan_worker.ts";
-import type { CreditJob, WalkAnswer, WalkJob } from "./tree_walker.ts";
+import { STOP, WAITING } from "./tree_walker.ts";
+import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./tree_walker.ts";
+import { walkOrder } from "../../search/walk.ts";
 
-type Answer = ScanAnswer | WalkAnswer;
+type Answer = ScanAnswer | UnitAnswer;
 
 interface Slot {
   readonly worker: Worker;
@@ -28,8 +30,6 @@ interface Slot {
 
 const MAX_WORKERS = 2;
 const WORKER_YOUNG_MIB = 8;
-/** Batches a tree walk may run ahead of the batches consumed. */
-const WALK_AHEAD = 4;
 const NOTHING: ScanResult = Object.freeze({ matches: 0, lines: [] });
 
 /** Where a tree search starts: a directory the backend took from a checked path. */
@@ -96,6 +96,13 @@ export class ScanPool {
     return slot;
   }
 
+  /** Every worker the pool may have, started. */
+  #all(): Slot[] {
+    const size = Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
+    while (this.#slots.length < size) this.#slots.push(this.#start());
+    return [...this.#slots];
+  }
+
   #pick(): Slot {
     const size = Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
     if (this.#slots.length < size) {
@@ -127,7 +134,7 @@ export class ScanPool {
     return new Promise<ScanResult[]>((resolve, reject) => {
       slot.waiting.set(id, (answer) => {
         signal?.removeEventListener("abort", stop);
-        if (answer !== null && "results" in answer) {
+        if (answer !== null && "count" in answer) {
           const dense = new Array<ScanResult>(answer.count).fill(NOTHING);
           for (const [index, result] of answer.results) dense[index] = result;
           resolve(dense);
@@ -140,189 +147,225 @@ export class ScanPool {
   }
 
   /**
-   * Starts a walk in one of the workers. Its batches go to `onBatch` until it
-   * is stopped; the feed tracks its end and failure and hands back credits.
+   * A tree job: the start's unit goes to one worker, the other waits for the
+   * units it hands on (see `tree_walker.ts`), and the results come back here
+   * in walk order. Stopping the iteration or aborting stops every unit
+   * before its next file; the units already running are awaited.
    */
-  #walk(
+  async *#tree<T>(
     start: TreeStart,
     walk: TreeWalk,
-    select: WalkJob["select"],
+    select: TreeSelect,
     signal: AbortSignal | undefined,
-    onBatch: (real: string[], display: string[]) => void,
-  ): WalkFeed {
-    // The walker is one of the scanning workers: it scans while it waits for credit. A third
-    // thread would walk no faster on two cores and hold ~10 MiB more.
-    const slot = this.#pick();
-    const feed = new WalkFeed(slot, ++this.#ids, signal);
-    slot.waiting.set(feed.id, (answer) => {
-      if (answer === null || "error" in answer) {
-        feed.fail(
-          answer === null
-            ? `The search worker stopped: ${slot.broken?.message ?? "unknown reason"}`
-            : answer.error,
-        );
-      } else if ("done" in answer) feed.end();
-      else if ("display" in answer) {
-        if (!feed.stopped) onBatch(answer.real, answer.display);
-        feed.rouse();
+    make: (display: string, result: ScanResult | null) => T,
+  ): AsyncGenerator<T[]> {
+    signal?.throwIfAborted();
+    const slots = this.#all();
+    const flags = new SharedArrayBuffer(8);
+    const flag = new Int32Array(flags);
+    const spec: TreeSpec = {
+      id: ++this.#ids,
+      start: start.display,
+      gitignore: walk.gitignore && start.ignorable,
+      select,
+      limit: walk.limit ?? Number.MAX_SAFE_INTEGER,
+      flags,
+    };
+    const order = new UnitOrder<T>();
+    const queue: TreeUnit[] = [];
+    const idle: Slot[] = [];
+    const running = new Map<Slot, number>(slots.map((slot) => [slot, 0]));
+    let failure: Error | null = null;
+    let wake: (() => void) | null = null;
+    const rouse = () => {
+      wake?.();
+      wake = null;
+    };
+    const stop = () => {
+      Atomics.store(flag, STOP, 1);
+      rouse();
+    };
+    const assign = (slot: Slot, unit: TreeUnit) => {
+      running.set(slot, running.get(slot)! + 1);
+      slot.worker.ref();
+      slot.worker.postMessage({ kind: "unit", spec, unit } satisfies UnitJob);
+    };
+    const free = (slot: Slot) => {
+      const next = queue.shift();
+      if (next !== undefined) assign(slot, next);
+      else {
+        idle.push(slot);
+        Atomics.add(flag, WAITING, 1);
       }
-      return feed.ended;
-    });
-    slot.worker.ref();
-    slot.worker.postMessage(
-      {
-        kind: "walk",
-        id: feed.id,
-        root: start.real,
+    };
+    const handler = (slot: Slot) => (answer: Answer | null): boolean => {
+      if (answer === null) {
+        failure ??= new Error(
+          `The search worker stopped: ${slot.broken?.message ?? "unknown reason"}`,
+        );
+        running.set(slot, 0);
+      } else if (!("unit" in answer)) return false;
+      else if ("error" in answer) {
+        failure ??= new Error(answer.error);
+        running.set(slot, running.get(slot)! - 1);
+      } else if ("handOn" in answer) {
+        order.open(answer.handOn.display, answer.handOn.display);
+        // The walker claimed a waiting worker before handing this on.
+        const waiting = idle.shift();
+        if (waiting === undefined) queue.push(answer.handOn);
+        else assign(waiting, answer.handOn);
+      } else {
+        const { displays, results } = answer;
+        const items = displays.map((display, i) => make(display, results?.[i] ?? null));
+        order.add(answer.unit, displays, items, answer.frontier, answer.done);
+        if (answer.done) {
+          running.set(slot, running.get(slot)! - 1);
+          free(slot);
+        }
+      }
+      rouse();
+      return false;
+    };
+    for (const slot of slots) slot.waiting.set(spec.id, handler(slot));
+    signal?.addEventListener("abort", stop, { once: true });
+    try {
+      const root: TreeUnit = {
+        real: start.real,
         display: start.display,
-        ignorable: start.ignorable,
-        walk,
-        select,
-        ahead: WALK_AHEAD,
-        cancel: feed.cancel,
-      } satisfies WalkJob,
-    );
-    return feed;
+        ignoreSources: walk.ignoreSources,
+        inRepository: walk.inRepository,
+        handed: false,
+        ...(walk.after === undefined ? {} : { after: walk.after }),
+      };
+      order.open(root.display, root.after ?? root.display);
+      assign(slots[0], root);
+      for (const slot of slots.slice(1)) free(slot);
+      while (true) {
+        signal?.throwIfAborted();
+        if (failure !== null) throw failure;
+        const ready = order.take();
+        if (ready.length > 0) yield ready;
+        else if (order.finished()) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    } finally {
+      stop();
+      signal?.removeEventListener("abort", stop);
+      // Units already running stop before their next file, and are awaited.
+      const busy = () => [...running.values()].some((count) => count > 0) && failure === null;
+      while (busy()) await new Promise<void>((resolve) => (wake = resolve));
+      for (const slot of slots) {
+        slot.waiting.delete(spec.id);
+        if (slot.waiting.size === 0) slot.worker.unref();
+      }
+    }
   }
 
-  /**
-   * A tree search: one worker walks, the workers scan its batches, and the
-   * files that matched or were skipped come back in walk order.
-   */
-  async *searchTree(
+  /** A tree search: the files that matched or were skipped, in walk order. */
+  searchTree(
     start: TreeStart,
     search: TreeSearch,
     signal?: AbortSignal,
   ): AsyncGenerator<readonly TreeHit[]> {
-    signal?.throwIfAborted();
     const { request, glob, ...walk } = search;
-    const batches: { display: string[]; results: Promise<ScanResult[]> }[] = [];
-    const feed = this.#walk(start, walk, { files: glob }, signal, (real, display) => {
-      const results = this.scan(real, request, signal);
-      results.catch(() => {}); // awaited in order below, or settled when the search stops
-      batches.push({ display, results });
-    });
-    try {
-      while (true) {
-        const next = await feed.next(batches);
-        if (next === null) return;
-        const results = await next.results;
-        signal?.throwIfAborted();
-        feed.credit();
-        const hits: TreeHit[] = [];
-        for (let i = 0; i < results.length; i++) {
-          const result = results[i];
-          if (result.matches > 0 || result.skip !== undefined) {
-            hits.push({ display: next.display[i], result });
-          }
-        }
-        if (hits.length > 0) yield hits;
-      }
-    } finally {
-      feed.close();
-      // Scans already in flight are awaited, never left floating.
-      await Promise.allSettled(batches.map((batch) => batch.results));
-    }
+    return this.#tree(
+      start,
+      walk,
+      { search: request, files: glob },
+      signal,
+      (display, result): TreeHit => ({ display, result: result! }),
+    );
   }
 
-  /** A tree listing: one worker walks and sends the matching entries, in walk order. */
-  async *globTree(
+  /** A tree listing: the matching entries, in walk order. */
+  globTree(
     start: TreeStart,
     glob: TreeGlob,
     signal?: AbortSignal,
   ): AsyncGenerator<readonly string[]> {
-    signal?.throwIfAborted();
     const { pattern, ...walk } = glob;
-    const batches: string[][] = [];
-    const feed = this.#walk(
-      start,
-      walk,
-      { matching: pattern },
-      signal,
-      (_real, display) => batches.push(display),
-    );
-    try {
-      while (true) {
-        const next = await feed.next(batches);
-        if (next === null) return;
-        feed.credit();
-        yield next;
-      }
-    } finally {
-      feed.close();
-    }
+    return this.#tree(start, walk, { matching: pattern }, signal, (display) => display);
   }
 }
 
-/** The main thread's end of a walk running in a worker. */
-class WalkFeed {
-  readonly cancel = new SharedArrayBuffer(4);
-  ended = false;
-  stopped = false;
-  #failure: Error | null = null;
-  #wake: (() => void) | null = null;
-  readonly #stop = () => this.stop();
+/** One unit's results not yet taken, and how far it has come. */
+interface UnitResults<T> {
+  readonly displays: string[];
+  readonly items: T[];
+  /** Index of the first result not taken. */
+  at: number;
+  /** Everything the unit sends later comes after this, in walk order. */
+  frontier: string;
+  done: boolean;
+}
 
-  constructor(
-    readonly slot: Slot,
-    readonly id: number,
-    readonly signal: AbortSignal | undefined,
-  ) {
-    signal?.addEventListener("abort", this.#stop, { once: true });
+/**
+ * Puts the results of a tree job's units back in walk order. Units cover
+ * disjoint stretches of the walk, and each sends its results in order: a
+ * result is taken once it comes before every running unit's frontier, and
+ * before the next result of every other unit.
+ */
+class UnitOrder<T> {
+  readonly #units = new Map<string, UnitResults<T>>();
+
+  /** A unit starts: all it sends comes after `frontier`. */
+  open(unit: string, frontier: string): void {
+    this.#units.set(unit, { displays: [], items: [], at: 0, frontier, done: false });
   }
 
-  /** Wakes the consumer. */
-  rouse(): void {
-    this.#wake?.();
-    this.#wake = null;
+  /** A unit's results, in walk order. */
+  add(unit: string, displays: string[], items: T[], frontier: string, done: boolean): void {
+    const state = this.#units.get(unit)!;
+    for (let i = 0; i < items.length; i++) {
+      state.displays.push(displays[i]);
+      state.items.push(items[i]);
+    }
+    state.frontier = frontier;
+    state.done = done;
   }
 
-  /** The walk has sent everything. */
-  end(): void {
-    this.ended = true;
-    this.rouse();
+  /** Whether every unit is done and every result taken. */
+  finished(): boolean {
+    for (const state of this.#units.values()) {
+      if (!state.done || state.at < state.items.length) return false;
+    }
+    return true;
   }
 
-  /** The walk failed. */
-  fail(message: string): void {
-    this.#failure = new Error(message);
-    this.end();
-  }
-
-  /**
-   * The next batch of `queue` in order, once there is one; `null` at the
-   * end. Throws the signal's reason once aborted, or the walk's failure.
-   */
-  async next<T>(queue: T[]): Promise<T | null> {
+  /** The results that can be taken now, in walk order. */
+  take(): T[] {
+    let bound: string | null = null;
+    for (const state of this.#units.values()) {
+      if (!state.done && (bound === null || walkOrder(state.frontier, bound) < 0)) {
+        bound = state.frontier;
+      }
+    }
+    const ready: T[] = [];
     while (true) {
-      this.signal?.throwIfAborted();
-      const next = queue.shift();
-      if (next !== undefined) return next;
-      if (this.#failure !== null) throw this.#failure;
-      if (this.ended) return null;
-      await new Promise<void>((resolve) => (this.#wake = resolve));
+      // The unit whose next result comes first, and the first next result of the others.
+      let first: UnitResults<T> | null = null;
+      let second: string | null = null;
+      for (const state of this.#units.values()) {
+        if (state.at === state.items.length) continue;
+        const head = state.displays[state.at];
+        if (first === null || walkOrder(head, first.displays[first.at]) < 0) {
+          if (first !== null) second = first.displays[first.at];
+          first = state;
+        } else if (second === null || walkOrder(head, second) < 0) second = head;
+      }
+      if (first === null) break;
+      const before = ready.length;
+      while (first.at < first.items.length) {
+        const head = first.displays[first.at];
+        if (bound !== null && walkOrder(head, bound) > 0) break;
+        if (second !== null && walkOrder(head, second) > 0) break;
+        ready.push(first.items[first.at++]);
+      }
+      if (ready.length === before) break;
     }
-  }
-
-  /** One batch consumed: the walk may send one more. */
-  credit(): void {
-    if (!this.ended) {
-      this.slot.worker.postMessage({ kind: "credit", id: this.id } satisfies CreditJob);
+    for (const [unit, state] of this.#units) {
+      if (state.done && state.at === state.items.length) this.#units.delete(unit);
     }
-  }
-
-  /** Stops the walk before its next entry. */
-  stop(): void {
-    this.stopped = true;
-    Atomics.store(new Int32Array(this.cancel), 0, 1);
-    // A walk waiting for a credit wakes, sees the flag, and ends.
-    this.credit();
-    this.rouse();
-  }
-
-  /** Stops the walk and lets go of the signal. */
-  close(): void {
-    this.stop();
-    this.signal?.removeEventListener("abort", this.#stop);
+    return ready;
   }
 }

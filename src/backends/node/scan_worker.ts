@@ -1,8 +1,8 @@
 /**
  * A search worker of the Node backend: scans files with synchronous reads
  * into one reused buffer (a worker thread may block; the host's event loop
- * does not), checking the shared cancel flag before every file; or walks a
- * tree for a tree search (see `tree_walker.ts`).
+ * does not), checking the shared cancel flag before every file; or walks
+ * and scans one unit of a tree search or listing (see `tree_walker.ts`).
  *
  * @module
  */
@@ -12,8 +12,8 @@ import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
 import { looksBinary, scanBytes } from "../../search/scan.ts";
 import { Buffer } from "node:buffer";
-import { credit, runWalk } from "./tree_walker.ts";
-import type { CreditJob, WalkJob } from "./tree_walker.ts";
+import { runUnit } from "./tree_walker.ts";
+import type { UnitJob } from "./tree_walker.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 
 /** A job posted to the worker. */
@@ -127,12 +127,15 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
   }
 }
 
-parentPort?.on("message", (job: ScanJob | WalkJob | CreditJob) => {
-  if (job.kind === "walk") {
-    void runWalk(job, (answer) => parentPort!.postMessage(answer));
+parentPort?.on("message", (job: ScanJob | UnitJob) => {
+  if (job.kind === "unit") {
+    runUnit(
+      job,
+      (path, request) => scanOne(path, matcherFor(request), request),
+      (answer) => parentPort!.postMessage(answer),
+    );
     return;
   }
-  if (job.kind === "credit") return credit(job);
   const flag = new Int32Array(job.cancel);
   const matcher = matcherFor(job.request);
   const results: [number, ScanResult][] = [];

@@ -1,75 +1,332 @@
 /**
- * The walking half of a tree search, run in a search worker: the same walk
- * as on the calling thread (`src/search/walk.ts`), over synchronous calls,
- * sending the accepted files back in growing batches and staying at most
- * `ahead` batches ahead of the consumer.
+ * The walking half of a tree search or listing, run in the search workers:
+ * the walk of `src/search/walk.ts` over synchronous calls, split into units
+ * of work. A unit is the tree below one directory, less the subdirectories it
+ * hands on. A worker walks its unit and scans its files as it goes; while the
+ * other worker waits for work, it hands it the last subdirectory still ahead
+ * in its shallowest open directory (the largest piece of work it can give).
+ * The main thread puts the units' results back in walk order.
  *
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
-import type { DirEntry, TreeWalk } from "../filesystem.ts";
+import type { ScanResult } from "../../search/scan.ts";
+import type { ScanRequest } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
 import { isPlainChild } from "../../path/mod.ts";
 import { kindOf } from "./entry_kind.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
-import { IgnoreStack, walkOrder, walkTree } from "../../search/walk.ts";
-import type { WalkedEntry, WalkIO } from "../../search/walk.ts";
+import { IgnoreStack, isWalked, sortListing, walkOrder } from "../../search/walk.ts";
+import type { IgnoreSource, WalkDirEntry } from "../../search/walk.ts";
 
-/** A walk job: the tree below `root` (a real path the backend took from a checked path). */
-export interface WalkJob {
-  /** Tells it from a scan job. */
-  readonly kind: "walk";
+/** Index of the stop flag in a tree job's shared flags. */
+export const STOP = 0;
+/** Index of the count of workers waiting for a unit in a tree job's shared flags. */
+export const WAITING = 1;
+
+/** What a tree job looks for: grep's files, or the entries whose path matches a glob. */
+export type TreeSelect =
+  | { readonly search: ScanRequest; readonly files: string | undefined }
+  | { readonly matching: string };
+
+/** A tree job, the same for every unit of it. */
+export interface TreeSpec {
   /** Job id, echoed in every answer. */
   readonly id: number;
-  /** The start's real path. */
-  readonly root: string;
-  /** The start relative to the working directory. */
+  /** The start relative to the working directory (glob matches paths relative to it). */
+  readonly start: string;
+  /** Whether `.gitignore` files apply (off, or the start is in the skill root). */
+  readonly gitignore: boolean;
+  /** What to send back. */
+  readonly select: TreeSelect;
+  /** Results the consumer takes at most: a unit that has found this many stops. */
+  readonly limit: number;
+  /** Two Int32s: {@link STOP} (1 to stop) and {@link WAITING}. */
+  readonly flags: SharedArrayBuffer;
+}
+
+/** One unit of a tree job: the tree below a directory. */
+export interface TreeUnit {
+  /** The directory's real path (the backend took it from a checked path). */
+  readonly real: string;
+  /** Its path relative to the working directory: the unit's name in answers. */
   readonly display: string;
-  /** Whether `.gitignore` files apply below the start (not in the skill root). */
-  readonly ignorable: boolean;
-  /** The walk's `.gitignore` state and where it resumes. */
-  readonly walk: TreeWalk;
-  /**
-   * What it sends: grep's files (filtered by ripgrep-style `glob`), or the
-   * files and directories whose path relative to the start matches `pattern`.
-   */
-  readonly select: { readonly files: string | undefined } | { readonly matching: string };
-  /** Batches it may send before the consumer answers one with a credit. */
-  readonly ahead: number;
-  /** One Int32: set to 1 to stop. */
-  readonly cancel: SharedArrayBuffer;
+  /** The `.gitignore` files that apply in it, outermost first. */
+  readonly ignoreSources: readonly IgnoreSource[];
+  /** Whether it is inside a git repository. */
+  readonly inRepository: boolean;
+  /** A handed-on directory: check it against the rules, and list it itself (glob). */
+  readonly handed: boolean;
+  /** Only the entries after this one, in walk order (the start's unit). */
+  readonly after?: string;
 }
 
-/** Returns one batch's worth of distance to a walk job. */
-export interface CreditJob {
+/** A unit to walk. */
+export interface UnitJob {
   /** Tells it from other jobs. */
-  readonly kind: "credit";
-  /** The walk job's id. */
-  readonly id: number;
+  readonly kind: "unit";
+  /** The job. */
+  readonly spec: TreeSpec;
+  /** The unit. */
+  readonly unit: TreeUnit;
 }
 
-/** What a walk job sends: batches (real paths only for grep), then the end or a failure. */
-export type WalkAnswer =
-  | { readonly id: number; readonly real: string[]; readonly display: string[] }
-  | { readonly id: number; readonly done: true }
-  | { readonly id: number; readonly error: string };
+/**
+ * What a unit sends: results so far (in walk order, with `frontier`, the last
+ * entry met: everything the unit sends later comes after it), a unit it hands
+ * on, its end, or a failure.
+ */
+export type UnitAnswer =
+  | {
+    readonly id: number;
+    readonly unit: string;
+    readonly displays: string[];
+    readonly results: ScanResult[] | null;
+    readonly frontier: string;
+    readonly done: boolean;
+  }
+  | { readonly id: number; readonly unit: string; readonly handOn: TreeUnit }
+  | { readonly id: number; readonly unit: string; readonly error: string };
 
-/** Files in the first batch; each next batch doubles, up to {@link LAST_BATCH}. */
+/** Results in the first message of a unit; each next one doubles, up to {@link LAST_BATCH}. */
 const FIRST_BATCH = 16;
 const LAST_BATCH = 512;
-/** `.gitignore` files larger than this are not read (as on the calling thread). */
-const IGNORE_FILE_BYTES = 1024 * 1024;
+/** Files met without a result after which a unit still reports how far it has come. */
+const QUIET_FILES = 4096;
 
-interface WorkerPath {
+interface Frame {
   readonly real: string;
   readonly display: string;
+  /** Sorted; an entry handed on is replaced by `null`. */
+  readonly entries: (WalkDirEntry | null)[];
+  index: number;
+  /** Ignore layers in force inside this directory. */
+  readonly layers: number;
+  /** Whether this directory is inside a git repository. */
+  readonly inRepository: boolean;
 }
 
 class Stopped extends Error {}
 
-const NEVER = new AbortController().signal;
+/** The walk of one unit. */
+class UnitWalk {
+  readonly flags: Int32Array;
+  readonly stack = new IgnoreStack();
+  readonly frames: Frame[] = [];
+  readonly listing: boolean;
+  readonly accept: (display: string) => boolean;
+  readonly matches: ((relative: string) => boolean) | null;
+  readonly content: boolean;
+  displays: string[] = [];
+  results: ScanResult[] = [];
+  found = 0;
+  batch = FIRST_BATCH;
+  quiet = 0;
+  frontier: string;
+  after: string | undefined;
 
-function readSmallRegularFile(path: string): string | null {
+  constructor(
+    readonly spec: TreeSpec,
+    readonly unit: TreeUnit,
+    readonly scan: (real: string, request: ScanRequest) => ScanResult,
+    readonly send: (answer: UnitAnswer) => void,
+  ) {
+    this.flags = new Int32Array(spec.flags);
+    this.stack.inRepository = unit.inRepository;
+    for (const source of unit.ignoreSources) this.stack.push(source);
+    this.listing = "matching" in spec.select;
+    if ("matching" in spec.select) {
+      this.matches = globMatcher(spec.select.matching);
+      this.accept = () => true;
+    } else {
+      this.matches = null;
+      this.accept = globFilter(spec.select.files);
+    }
+    this.content = "search" in spec.select && spec.select.search.mode === "content";
+    this.after = unit.after;
+    this.frontier = unit.after ?? unit.display;
+  }
+
+  stopped(): boolean {
+    return Atomics.load(this.flags, STOP) !== 0;
+  }
+
+  ignored(display: string, isDirectory: boolean): boolean {
+    return this.spec.gitignore && this.stack.layers.length > 0 &&
+      this.stack.ignored(display, isDirectory);
+  }
+
+  /** The path relative to the start, for glob. */
+  relative(display: string): string {
+    const { start } = this.spec;
+    return start === "." ? display : display.slice(start.length + 1);
+  }
+
+  /** Lists a directory and enters it; `false` when it vanished or cannot be read. */
+  open(real: string, display: string): boolean {
+    if (this.stopped()) throw new Stopped();
+    let entries: WalkDirEntry[];
+    try {
+      entries = readdirSync(real, { withFileTypes: true }).map((entry) => ({
+        name: entry.name,
+        kind: kindOf(entry),
+      }));
+    } catch (error) {
+      // As on the calling thread: a directory that vanished or cannot be read is passed over.
+      const code = codeOfRuntimeError(error);
+      if (code === "permission_denied" || code === "not_found") return false;
+      throw error;
+    }
+    const parent = this.frames.at(-1);
+    let inRepository = parent?.inRepository ?? this.stack.inRepository;
+    if (sortListing(entries)) inRepository = true;
+    this.stack.inRepository = inRepository;
+    let layers = parent?.layers ?? this.stack.layers.length;
+    if (this.spec.gitignore && inRepository && entries.some((e) => e.name === ".gitignore")) {
+      const text = readSmallText(`${real}/.gitignore`);
+      if (text !== null) {
+        this.stack.push({ base: display === "." ? "" : display, text });
+        layers++;
+      }
+    }
+    this.frames.push({ real, display, entries, index: 0, layers, inRepository });
+    return true;
+  }
+
+  /** Leaves the innermost directory: its ignore layer and repository state go with it. */
+  close(): void {
+    this.frames.pop();
+    const parent = this.frames.at(-1);
+    if (parent === undefined) return;
+    while (this.stack.layers.length > parent.layers) this.stack.pop();
+    this.stack.inRepository = parent.inRepository;
+  }
+
+  /** Takes one result, and sends the batch when it is full. */
+  take(display: string, result: ScanResult | null): void {
+    this.displays.push(display);
+    if (result !== null) this.results.push(result);
+    this.frontier = display;
+    // Results as the consumer counts them: matching lines in content mode, else files or paths.
+    if (result === null) this.found++;
+    else if (result.skip === undefined) this.found += this.content ? result.matches : 1;
+    this.quiet = 0;
+    if (this.displays.length >= this.batch) {
+      this.flush(false);
+      this.batch = Math.min(this.batch * 2, LAST_BATCH);
+    }
+  }
+
+  flush(done: boolean): void {
+    const { id } = this.spec;
+    const results = this.listing ? null : this.results;
+    this.send({
+      id,
+      unit: this.unit.display,
+      displays: this.displays,
+      results,
+      frontier: this.frontier,
+      done,
+    });
+    this.displays = [];
+    this.results = [];
+  }
+
+  /**
+   * Hands the last directory still ahead in the shallowest open directory to
+   * a waiting worker, when one is waiting and there is such a directory.
+   */
+  handOn(): void {
+    const flags = this.flags;
+    if (Atomics.load(flags, WAITING) <= 0) return;
+    // Claim the waiting worker first: two walkers never hand it two units.
+    if (Atomics.sub(flags, WAITING, 1) <= 0) {
+      Atomics.add(flags, WAITING, 1);
+      return;
+    }
+    for (let depth = 0; depth < this.frames.length; depth++) {
+      const frame = this.frames[depth];
+      for (let i = frame.entries.length - 1; i >= frame.index; i--) {
+        const entry = frame.entries[i];
+        if (entry === null || entry.kind !== "directory" || !isWalked(entry)) continue;
+        if (!isPlainChild(entry.name, entry.kind)) continue;
+        frame.entries[i] = null;
+        const sources = this.stack.sources.slice(0, frame.layers);
+        this.send({
+          id: this.spec.id,
+          unit: this.unit.display,
+          handOn: {
+            real: `${frame.real}/${entry.name}`,
+            display: frame.display === "." ? entry.name : `${frame.display}/${entry.name}`,
+            ignoreSources: sources,
+            inRepository: frame.inRepository,
+            handed: true,
+          },
+        });
+        return;
+      }
+    }
+    Atomics.add(flags, WAITING, 1);
+  }
+
+  /** Walks the unit to its end, its limit, or the job's stop. */
+  run(): void {
+    const { unit } = this;
+    if (unit.handed) {
+      if (this.ignored(unit.display, true)) return this.flush(true);
+      if (this.listing && this.matches!(this.relative(unit.display))) this.take(unit.display, null);
+    }
+    if (!this.open(unit.real, unit.display)) return this.flush(true);
+    const request = "search" in this.spec.select ? this.spec.select.search : null;
+    while (this.frames.length > 0 && this.found < this.spec.limit) {
+      const frame = this.frames[this.frames.length - 1];
+      if (frame.index === frame.entries.length) {
+        this.close();
+        continue;
+      }
+      const entry = frame.entries[frame.index++];
+      if (entry === null || !isWalked(entry) || !isPlainChild(entry.name, entry.kind)) continue;
+      const real = frame.real === "/" ? `/${entry.name}` : `${frame.real}/${entry.name}`;
+      const display = frame.display === "." ? entry.name : `${frame.display}/${entry.name}`;
+      const isDirectory = entry.kind === "directory";
+      if (this.after !== undefined) {
+        if (walkOrder(display, this.after) <= 0) {
+          // Met already on the calling thread, unless it leads to where that walk stopped.
+          if (isDirectory && this.after.startsWith(`${display}/`)) this.open(real, display);
+          continue;
+        }
+        this.after = undefined;
+      }
+      if (this.ignored(display, isDirectory)) continue;
+      if (isDirectory) {
+        if (this.listing && this.matches!(this.relative(display))) this.take(display, null);
+        this.handOn();
+        this.open(real, display);
+        continue;
+      }
+      if (this.stopped()) throw new Stopped();
+      if (this.listing) {
+        if (this.matches!(this.relative(display))) this.take(display, null);
+        continue;
+      }
+      if (!this.accept(display)) continue;
+      const result = this.scan(real, request!);
+      if (result.matches > 0 || result.skip !== undefined) this.take(display, result);
+      else if (++this.quiet === QUIET_FILES) {
+        this.quiet = 0;
+        this.frontier = display;
+        this.flush(false);
+      }
+    }
+    this.flush(true);
+  }
+}
+
+/** `.gitignore` files larger than this are not read (as on the calling thread). */
+const IGNORE_FILE_BYTES = 1024 * 1024;
+
+/** A small regular file's text (a `.gitignore`), never following a symbolic link. */
+function readSmallText(path: string): string | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | constants.O_NOFOLLOW);
@@ -94,102 +351,23 @@ function readSmallRegularFile(path: string): string | null {
   }
 }
 
-const waking = new Map<number, () => void>();
-
-/** Hands a credit to the walk job it names. */
-export function credit(job: CreditJob): void {
-  waking.get(job.id)?.();
-}
-
-/** Runs a walk job to its end, its failure, or its stop. */
-export async function runWalk(job: WalkJob, send: (answer: WalkAnswer) => void): Promise<void> {
-  const flag = new Int32Array(job.cancel);
-  const stopped = () => Atomics.load(flag, 0) !== 0;
-  let credits = job.ahead;
-  let wake: (() => void) | null = null;
-  waking.set(job.id, () => {
-    credits++;
-    wake?.();
-    wake = null;
-  });
-  const io: WalkIO<WorkerPath> = {
-    readDir(directory) {
-      if (stopped()) return Promise.reject(new Stopped());
-      try {
-        const entries = readdirSync(directory.real, { withFileTypes: true });
-        return Promise.resolve(
-          entries.map((entry): DirEntry => ({ name: entry.name, kind: kindOf(entry) })),
-        );
-      } catch (error) {
-        // The walk skips directories that vanished or cannot be read, by these codes.
-        return Promise.reject({ code: codeOfRuntimeError(error), cause: error });
-      }
-    },
-    child(directory, name, kind) {
-      // By the path layer's rule for checked children.
-      if (!isPlainChild(name, kind)) return null;
-      return {
-        real: directory.real === "/" ? `/${name}` : `${directory.real}/${name}`,
-        display: directory.display === "." ? name : `${directory.display}/${name}`,
-      };
-    },
-    readText: (file) => Promise.resolve(readSmallRegularFile(file.real)),
-    display: (path) => path.display,
-    ignorable: () => job.ignorable,
-  };
-  const stack = new IgnoreStack();
-  stack.inRepository = job.walk.inRepository;
-  for (const source of job.walk.ignoreSources) stack.push(source);
-  const listing = "matching" in job.select;
-  let accept: (entry: WalkedEntry<WorkerPath>) => boolean;
-  if ("matching" in job.select) {
-    const matches = globMatcher(job.select.matching);
-    accept = (entry) => matches(entry.relative);
-  } else {
-    const passes = globFilter(job.select.files);
-    accept = (entry) => passes(entry.path.display);
-  }
-  let after = job.walk.after;
-  let size = FIRST_BATCH;
-  let real: string[] = [];
-  let display: string[] = [];
-  const flush = async () => {
-    if (display.length === 0) return;
-    while (credits === 0 && !stopped()) await new Promise<void>((resolve) => (wake = resolve));
-    if (stopped()) throw new Stopped();
-    credits--;
-    send({ id: job.id, real, display });
-    real = [];
-    display = [];
-    size = Math.min(size * 2, LAST_BATCH);
-  };
+/** Walks one unit, sending its results, the units it hands on, and its end. */
+export function runUnit(
+  job: UnitJob,
+  scan: (real: string, request: ScanRequest) => ScanResult,
+  send: (answer: UnitAnswer) => void,
+): void {
+  const walk = new UnitWalk(job.spec, job.unit, scan, send);
   try {
-    const entries = walkTree(io, { real: job.root, display: job.display }, stack, {
-      signal: NEVER,
-      directories: listing,
-      gitignore: job.walk.gitignore,
-      readAhead: 0,
-    });
-    for await (const batch of entries) {
-      if (stopped()) throw new Stopped();
-      for (const entry of batch) {
-        if (after !== undefined) {
-          // The entries up to `after` were met already.
-          if (walkOrder(entry.path.display, after) <= 0) continue;
-          after = undefined;
-        }
-        if (!accept(entry)) continue;
-        if (!listing) real.push(entry.path.real);
-        display.push(entry.path.display);
-        if (display.length >= size) await flush();
-      }
-    }
-    await flush();
-    send({ id: job.id, done: true });
+    walk.run();
   } catch (error) {
-    if (error instanceof Stopped || stopped()) send({ id: job.id, done: true });
-    else send({ id: job.id, error: (error as Error)?.message ?? String(error) });
-  } finally {
-    waking.delete(job.id);
+    if (error instanceof Stopped || walk.stopped()) walk.flush(true);
+    else {
+      send({
+        id: job.spec.id,
+        unit: job.unit.display,
+        error: (error as Error)?.message ?? String(error),
+      });
+    }
   }
 }
