@@ -11,8 +11,16 @@
 import { closeSync, constants, openSync, readdirSync, readSync } from "node:fs";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 
+// Deno's Buffer.indexOf runs in JavaScript: there the floor searches a latin1 string,
+// as src/search/bytes.ts does.
+const nativeBufferSearch = !("Deno" in globalThis);
+
 function filesWith(paths, literal) {
   const buffer = Buffer.alloc(1 << 16);
+  const text = literal.toString("latin1");
+  const holds = nativeBufferSearch
+    ? (n) => buffer.subarray(0, n).indexOf(literal) !== -1
+    : (n) => buffer.toString("latin1", 0, n).indexOf(text) !== -1;
   let found = 0;
   for (const path of paths) {
     let fd;
@@ -22,7 +30,7 @@ function filesWith(paths, literal) {
       continue;
     }
     for (let n; (n = readSync(fd, buffer, 0, buffer.length, null)) > 0;) {
-      if (buffer.subarray(0, n).indexOf(literal) !== -1) {
+      if (holds(n)) {
         found++;
         break;
       }

@@ -6,6 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AsyncFileSystem, GlobOutput, GrepOutput } from "../mod.ts";
 import { WALK_READ_AHEAD } from "../src/tools/shared/walk.ts";
+import { byteLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
 import { backendFixtures, type Layout, workspace } from "./helpers.ts";
 
 const fixtures = await backendFixtures();
@@ -482,3 +483,27 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
     }
   });
 }
+
+test("grep: the byte search finds NUL bytes and literals, non-ASCII ones too, within a view only", () => {
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const literal = byteLiteral(encode("naïve ✓"));
+  const bytes = encode("xx naïve ✓ yy");
+  assert.equal(holdsLiteral(bytes, literal), true);
+  assert.equal(holdsLiteral(encode("naïve ✗"), literal), false);
+  // Bytes outside the view are not searched, at either end.
+  const around = encode("naïve ✓|plain text|naïve ✓");
+  const inner = around.subarray(
+    encode("naïve ✓|").length,
+    around.length - encode("|naïve ✓").length,
+  );
+  assert.equal(new TextDecoder().decode(inner), "plain text");
+  assert.equal(holdsLiteral(inner, literal), false);
+  assert.equal(holdsNul(inner), false);
+  const withNul = encode("ab\0cd");
+  assert.equal(holdsNul(withNul), true);
+  assert.equal(holdsNul(withNul.subarray(3)), false);
+  // Every byte value stands for itself: no decoding merges or splits bytes.
+  const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+  assert.equal(holdsLiteral(all, byteLiteral(all.slice(200, 210))), true);
+  assert.equal(holdsLiteral(all, byteLiteral(Uint8Array.of(201, 200))), false);
+});

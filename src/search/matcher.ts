@@ -7,11 +7,13 @@
  */
 import { RE2JS } from "re2js";
 import { ToolError } from "../contract/errors.ts";
+import { byteLiteral } from "./bytes.ts";
+import type { ByteLiteral } from "./bytes.ts";
 
 /** A compiled pattern. */
 export interface LineMatcher {
   /** Bytes every match must contain, when the pattern proves some. */
-  readonly literal: Uint8Array | null;
+  readonly literal: ByteLiteral | null;
   /** The same literal as text, to skip lines without it before the regular expression runs. */
   readonly literalText: string | null;
   /** Whether `text` may hold a match (a fast whole-text test). */
@@ -83,7 +85,7 @@ export function compileMatcher(pattern: string, caseInsensitive: boolean): LineM
     RE2JS.MULTILINE | (caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0),
   );
   return {
-    literal: literal === null ? null : new TextEncoder().encode(literal),
+    literal: literal === null ? null : byteLiteral(new TextEncoder().encode(literal)),
     literalText: literal,
     mayMatch: (text) => multiline.test(text),
     matchesLine: (line) => regex.test(line),

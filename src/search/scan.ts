@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
 import type { LineMatcher } from "./matcher.ts";
+import { holdsLiteral, holdsNul } from "./bytes.ts";
 
 /** How far into a file a NUL byte marks it as binary. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -15,9 +15,7 @@ export const LINE_CHARS = 500;
 
 /** Whether `bytes` holds a NUL byte in its first 8 KiB. */
 export function looksBinary(bytes: Uint8Array): boolean {
-  const head = bytes.subarray(0, BINARY_SNIFF_BYTES);
-  // Buffer's indexOf is a native memchr; a typed array's includes is not.
-  return Buffer.from(head.buffer, head.byteOffset, head.byteLength).indexOf(0) !== -1;
+  return holdsNul(bytes.subarray(0, BINARY_SNIFF_BYTES));
 }
 
 /** What `grep` reports. */
@@ -92,10 +90,7 @@ export function scanBytes(
   request: ScanRequest,
 ): ScanResult {
   if (looksBinary(bytes)) return { skip: "binary", matches: 0, lines: [] };
-  if (matcher.literal !== null) {
-    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (haystack.indexOf(matcher.literal) === -1) return NONE;
-  }
+  if (matcher.literal !== null && !holdsLiteral(bytes, matcher.literal)) return NONE;
   const text = new TextDecoder().decode(bytes);
   if (request.mode !== "content" && matcher.literalText !== null) {
     return { matches: countLines(text, matcher, request.mode), lines: [] };

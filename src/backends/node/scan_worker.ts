@@ -11,6 +11,8 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
 import { looksBinary, scanBytes } from "../../search/scan.ts";
+import { holdsLiteral } from "../../search/bytes.ts";
+import type { ByteLiteral } from "../../search/bytes.ts";
 import { Buffer } from "node:buffer";
 import { runUnit } from "./tree_walker.ts";
 import type { UnitJob } from "./tree_walker.ts";
@@ -69,15 +71,15 @@ const NO_MATCH: ScanResult = Object.freeze({ matches: 0, lines: [] });
  * in `head`, holds `literal`. Consecutive chunks overlap by the literal's
  * length less one, so a literal across a boundary is found.
  */
-function restHolds(fd: number, literal: Uint8Array): boolean {
+function restHolds(fd: number, literal: ByteLiteral): boolean {
   let length = CHUNK;
   while (true) {
-    const keep = Math.min(literal.length - 1, length);
+    const keep = Math.min(literal.bytes.length - 1, length);
     head.copyWithin(0, length - keep, length);
     const read = readSync(fd, head, keep, CHUNK - keep, null);
     if (read === 0) return false;
     length = keep + read;
-    if (head.subarray(0, length).indexOf(literal) !== -1) return true;
+    if (holdsLiteral(head.subarray(0, length), literal)) return true;
   }
 }
 
@@ -115,7 +117,7 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
     if (looksBinary(head)) return { skip: "binary", matches: 0, lines: [] };
     // A larger file is read whole only when its chunks hold the pattern's required literal.
     const { literal } = matcher;
-    if (literal !== null && head.indexOf(literal) === -1 && !restHolds(fd, literal)) {
+    if (literal !== null && !holdsLiteral(head, literal) && !restHolds(fd, literal)) {
       return NO_MATCH;
     }
     const bytes = readWhole(fd, stats.size, request.maxBytes);
