@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { Language, Parser } from "web-tree-sitter";
-import type { Node } from "web-tree-sitter";
+import type { Node, Parser } from "web-tree-sitter";
 import { readFile } from "node:fs/promises";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
@@ -43,6 +42,8 @@ async function loadParser(): Promise<Parser | null> {
     return null;
   }
   try {
+    // Loaded on first use: a host that never classifies a command never pays for it.
+    const { Language, Parser } = await import("web-tree-sitter");
     await Parser.init({ wasmBinary: runtime });
     const language = await Language.load(new Uint8Array(grammar));
     const instance = new Parser();

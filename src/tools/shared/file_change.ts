@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { structuredPatch } from "diff";
 import type { FileChangeArtifact } from "../../contract/result.ts";
 
 /** Hex SHA-256 of a text's UTF-8 bytes. */
@@ -20,6 +19,8 @@ export async function fileChange(
   before: string | null,
   after: string,
 ): Promise<FileChangeArtifact> {
+  // Loaded on first use: hosts that only read and search never load the diff engine.
+  const { structuredPatch } = await import("diff");
   const patch = structuredPatch(path, path, before ?? "", after, "", "", { context: 3 });
   let added = 0;
   let removed = 0;
