@@ -6,7 +6,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AsyncFileSystem, GlobOutput, GrepOutput } from "../mod.ts";
 import { WALK_READ_AHEAD } from "../src/tools/shared/walk.ts";
-import { byteLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
+import { walkOrder } from "../src/search/walk.ts";
+import {
+  bufferHolds,
+  byteLiteral,
+  holdsLiteral,
+  holdsNul,
+  textHolds,
+} from "../src/search/bytes.ts";
+import { Buffer } from "node:buffer";
 import { backendFixtures, type Layout, workspace } from "./helpers.ts";
 
 const fixtures = await backendFixtures();
@@ -506,4 +514,82 @@ test("grep: the byte search finds NUL bytes and literals, non-ASCII ones too, wi
   const all = Uint8Array.from({ length: 256 }, (_, i) => i);
   assert.equal(holdsLiteral(all, byteLiteral(all.slice(200, 210))), true);
   assert.equal(holdsLiteral(all, byteLiteral(Uint8Array.of(201, 200))), false);
+});
+
+test("grep and glob: walkOrder is segment-by-segment code-unit order, a directory before what it holds", () => {
+  // The definition, spelled out: split into segments and compare them in turn.
+  const bySegments = (a: string, b: string) => {
+    const left = a.split("/");
+    const right = b.split("/");
+    for (let i = 0; i < Math.min(left.length, right.length); i++) {
+      if (left[i] !== right[i]) return left[i] < right[i] ? -1 : 1;
+    }
+    return left.length - right.length;
+  };
+  // Units below, at and above "/" (0x2f), and a non-ASCII one.
+  const alphabet = ["a", "b", "-", ".", " ", "0", "é", "_"];
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const path = () =>
+    Array.from(
+      { length: 1 + random(3) },
+      () => Array.from({ length: 1 + random(3) }, () => alphabet[random(alphabet.length)]).join(""),
+    )
+      .join("/");
+  for (let i = 0; i < 20000; i++) {
+    const a = path();
+    const b = random(4) === 0 ? `${a}/${path()}` : path();
+    assert.equal(Math.sign(walkOrder(a, b)), Math.sign(bySegments(a, b)), `${a} vs ${b}`);
+    assert.equal(Math.sign(walkOrder(b, a)), Math.sign(bySegments(b, a)), `${b} vs ${a}`);
+  }
+  assert.ok(walkOrder("a/b.ts", "a-c.ts") < 0);
+  assert.ok(walkOrder("a", "a/b") < 0);
+  assert.equal(walkOrder("x/y", "x/y"), 0);
+});
+
+test("grep: the literal search by rare byte finds exactly what a plain search finds, where that byte is rare or common", () => {
+  let seed = 11;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const naive = (text: Uint8Array, literal: Uint8Array) => {
+    outer: for (let i = 0; i + literal.length <= text.length; i++) {
+      for (let k = 0; k < literal.length; k++) if (text[i + k] !== literal[k]) continue outer;
+      return true;
+    }
+    return false;
+  };
+  // Small alphabets make the rare byte common (the switch to the whole-literal search),
+  // large ones keep it rare; literals are planted at the edges and across the text.
+  let found = 0;
+  for (let round = 0; round < 3000; round++) {
+    const alphabet = 2 + random(round % 2 === 0 ? 3 : 60);
+    const text = Uint8Array.from({ length: random(600) }, () => 97 + random(alphabet));
+    const literal = Uint8Array.from({ length: 1 + random(6) }, () => 97 + random(alphabet));
+    if (random(3) === 0 && text.length >= literal.length) {
+      const at = [0, text.length - literal.length, random(text.length - literal.length + 1)][
+        random(3)
+      ];
+      text.set(literal, at);
+    }
+    const expected = naive(text, literal);
+    if (expected) found++;
+    const prepared = byteLiteral(literal);
+    const message = `${new TextDecoder().decode(literal)} in ${new TextDecoder().decode(text)}`;
+    assert.equal(bufferHolds(Buffer.from(text), prepared), expected, message);
+    assert.equal(textHolds(Buffer.from(text).toString("latin1"), prepared), expected, message);
+  }
+  // The switch to the whole-literal search happens at a failed candidate; a match starting
+  // just after it is still found.
+  const switching = `${"bx".repeat(16)}bbab`;
+  const bab = byteLiteral(new TextEncoder().encode("bab"));
+  assert.equal(bab.rare, 0);
+  assert.equal(bufferHolds(Buffer.from(switching, "latin1"), bab), true);
+  assert.equal(textHolds(switching, bab), true);
+  // Both outcomes are well represented.
+  assert.ok(found > 600 && found < 2400, `${found} of 3000 held the literal`);
 });

@@ -113,6 +113,13 @@ export interface AsyncFileSystem {
   /** Removes a file. */
   remove(path: CheckedPath): Promise<void>;
   /**
+   * Optional: a hint that a tree walk of `grep` or `glob` has begun on the
+   * calling thread and may go on in {@link searchTree} or {@link globTree}:
+   * a backend whose searches run in workers starts them now, so that their
+   * start-up overlaps the first entries walked. Never throws.
+   */
+  prepareSearch?(): void;
+  /**
    * Optional: scans many regular files at once for `grep`, off the calling
    * thread; results come in the order of `paths`. The signal is checked
    * before every file. Backends without it are scanned file by file.

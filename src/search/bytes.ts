@@ -7,9 +7,17 @@
  * latin1) and searched with `String.prototype.indexOf`, which V8 runs
  * natively, about 0.55 s for the same bytes.
  *
+ * A literal is looked for by its rarest byte first (see `byte_ranks.ts`):
+ * the native single-byte search skips most of a text between candidates,
+ * each checked here, about three times faster than the native search for
+ * the whole literal on source code. Where that byte turns out to be common
+ * in a text, the rest of the text goes to the native search for the whole
+ * literal.
+ *
  * @module
  */
 import { Buffer } from "node:buffer";
+import { BYTE_RANKS } from "./byte_ranks.ts";
 
 /** A literal to search bytes for, in the form each way of searching needs. */
 export interface ByteLiteral {
@@ -17,12 +25,26 @@ export interface ByteLiteral {
   readonly bytes: Uint8Array;
   /** The same bytes as a one-byte string. */
   readonly latin1: string;
+  /** Index of its rarest byte in text, the one looked for first. */
+  readonly rare: number;
 }
 
 /** A literal's bytes, ready to search for. */
 export function byteLiteral(bytes: Uint8Array): ByteLiteral {
-  return { bytes, latin1: asBuffer(bytes).toString("latin1") };
+  let rare = 0;
+  for (let i = 1; i < bytes.length; i++) {
+    if (BYTE_RANKS[bytes[i]] < BYTE_RANKS[bytes[rare]]) rare = i;
+  }
+  return { bytes, latin1: asBuffer(bytes).toString("latin1"), rare };
 }
+
+/**
+ * Candidates checked before the rare byte's density is judged, and the
+ * fewest bytes of text per candidate below which the byte counts as common
+ * in this text.
+ */
+const SETTLE_CANDIDATES = 16;
+const BYTES_PER_CANDIDATE = 64;
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
@@ -41,6 +63,43 @@ export function holdsNul(bytes: Uint8Array): boolean {
 /** Whether `bytes` holds `literal`. */
 export function holdsLiteral(bytes: Uint8Array, literal: ByteLiteral): boolean {
   const buffer = asBuffer(bytes);
-  if (NATIVE_BUFFER_SEARCH) return buffer.indexOf(literal.bytes) !== -1;
-  return buffer.toString("latin1").indexOf(literal.latin1) !== -1;
+  if (NATIVE_BUFFER_SEARCH) return bufferHolds(buffer, literal);
+  return textHolds(buffer.toString("latin1"), literal);
+}
+
+/** {@link holdsLiteral} over a buffer, with Node's native byte search. */
+export function bufferHolds(buffer: Buffer, literal: ByteLiteral): boolean {
+  const { bytes, rare } = literal;
+  const target = bytes[rare];
+  // The rare byte of a match stands at most here.
+  const last = buffer.length - bytes.length + rare;
+  let candidates = 0;
+  for (let at = buffer.indexOf(target, rare); at !== -1 && at <= last;) {
+    const start = at - rare;
+    let same = 0;
+    while (same < bytes.length && buffer[start + same] === bytes[same]) same++;
+    if (same === bytes.length) return true;
+    if (++candidates > SETTLE_CANDIDATES && candidates * BYTES_PER_CANDIDATE > at) {
+      return buffer.indexOf(bytes, start + 1) !== -1;
+    }
+    at = buffer.indexOf(target, at + 1);
+  }
+  return false;
+}
+
+/** {@link holdsLiteral} over a one-byte string, with V8's native string search. */
+export function textHolds(text: string, literal: ByteLiteral): boolean {
+  const { latin1, rare } = literal;
+  const target = latin1[rare];
+  const last = text.length - latin1.length + rare;
+  let candidates = 0;
+  for (let at = text.indexOf(target, rare); at !== -1 && at <= last;) {
+    const start = at - rare;
+    if (text.startsWith(latin1, start)) return true;
+    if (++candidates > SETTLE_CANDIDATES && candidates * BYTES_PER_CANDIDATE > at) {
+      return text.indexOf(latin1, start + 1) !== -1;
+    }
+    at = text.indexOf(target, at + 1);
+  }
+  return false;
 }

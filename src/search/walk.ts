@@ -285,15 +285,27 @@ export async function* walkTree<P>(
   }
 }
 
+/** The code unit of `/`. */
+const SLASH = 0x2f;
+
 /**
  * The walk's order of two paths: segment by segment in code-unit order, a
  * directory before what it holds. Negative when `a` comes first.
+ *
+ * One pass, no allocation (it runs for every result put back in order): at
+ * the first differing code unit, a `/` ends its side's segment first, so it
+ * sorts before any other unit; otherwise code units decide; a path that is a
+ * prefix of the other comes first.
  */
 export function walkOrder(a: string, b: string): number {
-  const left = a.split("/");
-  const right = b.split("/");
-  for (let i = 0; i < Math.min(left.length, right.length); i++) {
-    if (left[i] !== right[i]) return left[i] < right[i] ? -1 : 1;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const left = a.charCodeAt(i);
+    const right = b.charCodeAt(i);
+    if (left === right) continue;
+    if (left === SLASH) return -1;
+    if (right === SLASH) return 1;
+    return left - right;
   }
-  return left.length - right.length;
+  return a.length - b.length;
 }

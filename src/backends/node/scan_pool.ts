@@ -49,9 +49,15 @@ function treeStart(start: CheckedPath): TreeStart {
 }
 
 /** The search methods of a file-system backend whose searches run in a new pool's workers. */
-export function workerSearches(): Pick<AsyncFileSystem, "scanFiles" | "searchTree" | "globTree"> {
+export function workerSearches(): Pick<
+  AsyncFileSystem,
+  "prepareSearch" | "scanFiles" | "searchTree" | "globTree"
+> {
   const pool = new ScanPool();
   return {
+    prepareSearch() {
+      pool.warm();
+    },
     scanFiles(paths, request, signal) {
       return pool.scan(paths.map(unwrapCheckedPath), request, signal);
     },
@@ -101,6 +107,18 @@ export class ScanPool {
     const size = Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
     while (this.#slots.length < size) this.#slots.push(this.#start());
     return [...this.#slots];
+  }
+
+  /**
+   * Starts the workers the pool may have, ahead of a search. A worker that
+   * cannot start is left to the search itself, which then reports it.
+   */
+  warm(): void {
+    try {
+      this.#all();
+    } catch {
+      // The search that follows starts it again and handles the failure.
+    }
   }
 
   #pick(): Slot {

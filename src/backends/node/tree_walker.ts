@@ -124,6 +124,11 @@ class UnitWalk {
   quiet = 0;
   frontier: string;
   after: string | undefined;
+  /**
+   * Set when the open directories held no directory to hand on: entries
+   * are only ever passed, so none appears until a directory is opened.
+   */
+  nothingToHand = false;
 
   constructor(
     readonly spec: TreeSpec,
@@ -190,6 +195,7 @@ class UnitWalk {
       }
     }
     this.frames.push({ real, display, entries, index: 0, layers, inRepository });
+    this.nothingToHand = false;
     return true;
   }
 
@@ -238,7 +244,7 @@ class UnitWalk {
    */
   handOn(): void {
     const flags = this.flags;
-    if (Atomics.load(flags, WAITING) <= 0) return;
+    if (this.nothingToHand || Atomics.load(flags, WAITING) <= 0) return;
     // Claim the waiting worker first: two walkers never hand it two units.
     if (Atomics.sub(flags, WAITING, 1) <= 0) {
       Atomics.add(flags, WAITING, 1);
@@ -266,6 +272,7 @@ class UnitWalk {
         return;
       }
     }
+    this.nothingToHand = true;
     Atomics.add(flags, WAITING, 1);
   }
 
@@ -310,6 +317,8 @@ class UnitWalk {
         continue;
       }
       if (!this.accept(display)) continue;
+      // A worker that waits gets work as soon as there is some, not at the next directory.
+      this.handOn();
       const result = this.scan(real, request!);
       if (result.matches > 0 || result.skip !== undefined) this.take(display, result);
       else if (++this.quiet === QUIET_FILES) {

@@ -105,6 +105,8 @@ export async function* walk(
       `${start.display} is neither a file nor a directory.`,
     );
   }
+  // A large walk goes on in the backend's workers: they start while this one begins.
+  session.filesystem.prepareSearch?.();
   const stack = await ignoreStackAt(session, start, options);
   for await (const batch of walkTree(sessionWalkIO(session), start, stack, options)) yield* batch;
 }
