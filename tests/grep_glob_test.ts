@@ -7,13 +7,9 @@ import assert from "node:assert/strict";
 import type { AsyncFileSystem, GlobOutput, GrepOutput } from "../mod.ts";
 import { WALK_READ_AHEAD } from "../src/tools/shared/walk.ts";
 import { walkOrder } from "../src/search/walk.ts";
-import {
-  bufferHolds,
-  byteLiteral,
-  holdsLiteral,
-  holdsNul,
-  textHolds,
-} from "../src/search/bytes.ts";
+import { compileMatcher } from "../src/search/matcher.ts";
+import { scanBytes } from "../src/search/scan.ts";
+import { byteLiteral, findLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
 import { Buffer } from "node:buffer";
 import { backendFixtures, type Layout, workspace } from "./helpers.ts";
 
@@ -531,7 +527,7 @@ test("grep and glob: walkOrder is segment-by-segment code-unit order, a director
   let seed = 7;
   const random = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed % n;
+    return (seed >>> 8) % n;
   };
   const path = () =>
     Array.from(
@@ -554,14 +550,14 @@ test("grep: the literal search by rare byte finds exactly what a plain search fi
   let seed = 11;
   const random = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed % n;
+    return (seed >>> 8) % n;
   };
-  const naive = (text: Uint8Array, literal: Uint8Array) => {
-    outer: for (let i = 0; i + literal.length <= text.length; i++) {
+  const naive = (text: Uint8Array, literal: Uint8Array, from: number) => {
+    outer: for (let i = from; i + literal.length <= text.length; i++) {
       for (let k = 0; k < literal.length; k++) if (text[i + k] !== literal[k]) continue outer;
-      return true;
+      return i;
     }
-    return false;
+    return -1;
   };
   // Small alphabets make the rare byte common (the switch to the whole-literal search),
   // large ones keep it rare; literals are planted at the edges and across the text.
@@ -576,20 +572,73 @@ test("grep: the literal search by rare byte finds exactly what a plain search fi
       ];
       text.set(literal, at);
     }
-    const expected = naive(text, literal);
-    if (expected) found++;
+    const from = random(3) === 0 ? random(text.length + 1) : 0;
+    const expected = naive(text, literal, from);
+    if (expected !== -1) found++;
     const prepared = byteLiteral(literal);
-    const message = `${new TextDecoder().decode(literal)} in ${new TextDecoder().decode(text)}`;
-    assert.equal(bufferHolds(Buffer.from(text), prepared), expected, message);
-    assert.equal(textHolds(Buffer.from(text).toString("latin1"), prepared), expected, message);
+    const message = `${new TextDecoder().decode(literal)} in ${
+      new TextDecoder().decode(text)
+    } from ${from}`;
+    // Both ways of searching, whichever this runtime uses for holdsLiteral.
+    assert.equal(findLiteral(Buffer.from(text), prepared, from), expected, message);
+    assert.equal(
+      findLiteral(Buffer.from(text).toString("latin1"), prepared, from),
+      expected,
+      message,
+    );
   }
   // The switch to the whole-literal search happens at a failed candidate; a match starting
   // just after it is still found.
   const switching = `${"bx".repeat(16)}bbab`;
   const bab = byteLiteral(new TextEncoder().encode("bab"));
   assert.equal(bab.rare, 0);
-  assert.equal(bufferHolds(Buffer.from(switching, "latin1"), bab), true);
-  assert.equal(textHolds(switching, bab), true);
+  assert.equal(findLiteral(Buffer.from(switching, "latin1"), bab, 0), 33);
+  assert.equal(findLiteral(switching, bab, 0), 33);
   // Both outcomes are well represented.
   assert.ok(found > 600 && found < 2400, `${found} of 3000 held the literal`);
+  assert.equal(holdsLiteral(new TextEncoder().encode(switching), bab), true);
+});
+
+test("grep: count and files_with_matches agree with testing every line, for literal and regular patterns", () => {
+  let seed = 5;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return (seed >>> 8) % n;
+  };
+  const words = [
+    "needle",
+    "neeedle",
+    "nee",
+    "dle",
+    "spin_lock_irqsave(",
+    "spin_lock_irq(",
+    "x",
+    " ",
+  ];
+  const separators = ["\n", "\r\n", "", " "];
+  const patterns = ["needle", "nee+dle", "spin_lock_irq(save|restore)\\(", "ne{2,}dle$"];
+  for (let round = 0; round < 400; round++) {
+    let text = "";
+    for (let i = random(40); i > 0; i--) {
+      text += words[random(words.length)] + separators[random(separators.length)];
+    }
+    const bytes = new TextEncoder().encode(text);
+    const lines = text.split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    for (const pattern of patterns) {
+      const matcher = compileMatcher(pattern, false);
+      const expected = lines.filter((line) => new RegExp(pattern).test(line)).length;
+      const request = { pattern, caseInsensitive: false, context: 0, maxBytes: 1 << 20 };
+      const count = scanBytes(bytes, matcher, { ...request, mode: "count" });
+      assert.equal(count.matches, expected, `${pattern} in ${JSON.stringify(text)}`);
+      const files = scanBytes(bytes, matcher, { ...request, mode: "files_with_matches" });
+      assert.equal(files.matches, Math.min(expected, 1), `${pattern} in ${JSON.stringify(text)}`);
+      const content = scanBytes(bytes, matcher, { ...request, mode: "content" });
+      assert.equal(content.matches, expected, `${pattern} in ${JSON.stringify(text)}`);
+    }
+  }
+  // The pattern that is its own literal needs no regular expression; one with more does.
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", false).exact, true);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(", false).exact, false);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", true).exact, false);
 });

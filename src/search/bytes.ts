@@ -53,53 +53,83 @@ function asBuffer(bytes: Uint8Array): Buffer {
 /** Whether `Buffer.prototype.indexOf` is the runtime's own native search (Node's, not Deno's). */
 const NATIVE_BUFFER_SEARCH = !("Deno" in globalThis);
 
+/**
+ * Bytes made ready to search: the bytes themselves as a `Buffer` where its
+ * search is native, else a one-byte string of them. Positions are byte
+ * offsets either way.
+ */
+export type Haystack = Buffer | string;
+
+/** `bytes` made ready to search on this runtime. */
+export function haystack(bytes: Uint8Array): Haystack {
+  const buffer = asBuffer(bytes);
+  return NATIVE_BUFFER_SEARCH ? buffer : buffer.toString("latin1");
+}
+
 /** Whether `bytes` holds a NUL byte. */
 export function holdsNul(bytes: Uint8Array): boolean {
-  const buffer = asBuffer(bytes);
-  if (NATIVE_BUFFER_SEARCH) return buffer.indexOf(0) !== -1;
-  return buffer.toString("latin1").indexOf("\0") !== -1;
+  return findByte(haystack(bytes), 0, 0) !== -1;
 }
 
 /** Whether `bytes` holds `literal`. */
 export function holdsLiteral(bytes: Uint8Array, literal: ByteLiteral): boolean {
-  const buffer = asBuffer(bytes);
-  if (NATIVE_BUFFER_SEARCH) return bufferHolds(buffer, literal);
-  return textHolds(buffer.toString("latin1"), literal);
+  return findLiteral(haystack(bytes), literal, 0) !== -1;
 }
 
-/** {@link holdsLiteral} over a buffer, with Node's native byte search. */
-export function bufferHolds(buffer: Buffer, literal: ByteLiteral): boolean {
+/** The first position at or after `from` of a byte value, or -1. */
+export function findByte(text: Haystack, byte: number, from: number): number {
+  return typeof text === "string"
+    ? text.indexOf(String.fromCharCode(byte), from)
+    : text.indexOf(byte, from);
+}
+
+/** The last position at or before `at` of a byte value, or -1. */
+export function findByteBefore(text: Haystack, byte: number, at: number): number {
+  return typeof text === "string"
+    ? text.lastIndexOf(String.fromCharCode(byte), at)
+    : text.lastIndexOf(byte, at);
+}
+
+/** The first position at or after `from` where `literal` starts, or -1. */
+export function findLiteral(text: Haystack, literal: ByteLiteral, from: number): number {
+  return typeof text === "string"
+    ? findInText(text, literal, from)
+    : findInBuffer(text, literal, from);
+}
+
+/** {@link findLiteral} in a buffer, with Node's native byte search. */
+function findInBuffer(buffer: Buffer, literal: ByteLiteral, from: number): number {
   const { bytes, rare } = literal;
   const target = bytes[rare];
   // The rare byte of a match stands at most here.
   const last = buffer.length - bytes.length + rare;
   let candidates = 0;
-  for (let at = buffer.indexOf(target, rare); at !== -1 && at <= last;) {
+  for (let at = buffer.indexOf(target, from + rare); at !== -1 && at <= last;) {
     const start = at - rare;
     let same = 0;
     while (same < bytes.length && buffer[start + same] === bytes[same]) same++;
-    if (same === bytes.length) return true;
-    if (++candidates > SETTLE_CANDIDATES && candidates * BYTES_PER_CANDIDATE > at) {
-      return buffer.indexOf(bytes, start + 1) !== -1;
+    if (same === bytes.length) return start;
+    if (++candidates > SETTLE_CANDIDATES && candidates * BYTES_PER_CANDIDATE > at - from) {
+      return buffer.indexOf(bytes, start + 1);
     }
     at = buffer.indexOf(target, at + 1);
   }
-  return false;
+  return -1;
 }
 
-/** {@link holdsLiteral} over a one-byte string, with V8's native string search. */
-export function textHolds(text: string, literal: ByteLiteral): boolean {
+/** {@link findLiteral} in a one-byte string, with V8's native string search. */
+function findInText(text: string, literal: ByteLiteral, from: number): number {
   const { latin1, rare } = literal;
   const target = latin1[rare];
   const last = text.length - latin1.length + rare;
   let candidates = 0;
-  for (let at = text.indexOf(target, rare); at !== -1 && at <= last;) {
+  for (let at = text.indexOf(target, from + rare); at !== -1 && at <= last;) {
     const start = at - rare;
-    if (text.startsWith(latin1, start)) return true;
-    if (++candidates > SETTLE_CANDIDATES && candidates * BYTES_PER_CANDIDATE > at) {
-      return text.indexOf(latin1, start + 1) !== -1;
+    if (text.startsWith(latin1, start)) return start;
+    if (++candidates > SETTLE_CANDIDATES && candidates * BYTES_PER_CANDIDATE > at - from) {
+      return text.indexOf(latin1, start + 1);
     }
     at = text.indexOf(target, at + 1);
   }
-  return false;
+  return -1;
 }

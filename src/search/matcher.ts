@@ -16,6 +16,8 @@ export interface LineMatcher {
   readonly literal: ByteLiteral | null;
   /** The same literal as text, to skip lines without it before the regular expression runs. */
   readonly literalText: string | null;
+  /** The pattern is the literal itself, matched with case: a line holding it matches. */
+  readonly exact: boolean;
   /** Whether `text` may hold a match (a fast whole-text test). */
   mayMatch(text: string): boolean;
   /** Whether one line matches. */
@@ -87,6 +89,7 @@ export function compileMatcher(pattern: string, caseInsensitive: boolean): LineM
   return {
     literal: literal === null ? null : byteLiteral(new TextEncoder().encode(literal)),
     literalText: literal,
+    exact: literal !== null && literal === pattern && !pattern.includes("\n"),
     mayMatch: (text) => multiline.test(text),
     matchesLine: (line) => regex.test(line),
   };

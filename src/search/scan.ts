@@ -6,7 +6,8 @@
  * @module
  */
 import type { LineMatcher } from "./matcher.ts";
-import { holdsLiteral, holdsNul } from "./bytes.ts";
+import { findByte, findByteBefore, findLiteral, haystack, holdsNul } from "./bytes.ts";
+import type { Haystack } from "./bytes.ts";
 
 /** How far into a file a NUL byte marks it as binary. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -62,23 +63,38 @@ function cutLine(text: string): string {
   return `${text.slice(0, LINE_CHARS)} [… line cut, ${text.length - LINE_CHARS} more characters]`;
 }
 
+const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
+
 /**
- * Matching lines of a text, visiting only the lines that hold the pattern's
- * required literal (the text is neither split nor run through the regular
- * expression whole); at most one in files_with_matches mode.
+ * Matching lines of a file's bytes, from the first occurrence of the
+ * pattern's required literal at `first`, visiting only the lines that hold
+ * it: nothing else is decoded, and only those lines go through the regular
+ * expression (none, when the pattern is the literal itself); at most one in
+ * files_with_matches mode.
  */
-function countLines(text: string, matcher: LineMatcher, mode: ScanMode): number {
-  const literal = matcher.literalText!;
+function countLines(
+  bytes: Uint8Array,
+  text: Haystack,
+  first: number,
+  matcher: LineMatcher,
+  mode: ScanMode,
+): number {
+  const literal = matcher.literal!;
   let matches = 0;
-  for (let at = text.indexOf(literal); at !== -1;) {
-    const start = text.lastIndexOf("\n", at) + 1;
-    let end = text.indexOf("\n", at);
-    if (end === -1) end = text.length;
-    if (matcher.matchesLine(text.slice(start, end))) {
+  for (let at = first; at !== -1;) {
+    let end = findByte(text, NEWLINE, at);
+    if (end === -1) end = bytes.length;
+    if (
+      matcher.exact ||
+      matcher.matchesLine(
+        decoder.decode(bytes.subarray(findByteBefore(text, NEWLINE, at) + 1, end)),
+      )
+    ) {
       matches++;
       if (mode === "files_with_matches") break;
     }
-    at = end === text.length ? -1 : text.indexOf(literal, end + 1);
+    at = end === bytes.length ? -1 : findLiteral(text, literal, end + 1);
   }
   return matches;
 }
@@ -90,11 +106,15 @@ export function scanBytes(
   request: ScanRequest,
 ): ScanResult {
   if (looksBinary(bytes)) return { skip: "binary", matches: 0, lines: [] };
-  if (matcher.literal !== null && !holdsLiteral(bytes, matcher.literal)) return NONE;
-  const text = new TextDecoder().decode(bytes);
-  if (request.mode !== "content" && matcher.literalText !== null) {
-    return { matches: countLines(text, matcher, request.mode), lines: [] };
+  if (matcher.literal !== null) {
+    const text = haystack(bytes);
+    const first = findLiteral(text, matcher.literal, 0);
+    if (first === -1) return NONE;
+    if (request.mode !== "content") {
+      return { matches: countLines(bytes, text, first, matcher, request.mode), lines: [] };
+    }
   }
+  const text = decoder.decode(bytes);
   if (!matcher.mayMatch(text)) return NONE;
   const all = text.split("\n");
   if (all.length > 0 && all[all.length - 1] === "") all.pop();

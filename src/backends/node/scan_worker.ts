@@ -52,14 +52,17 @@ const CHUNK = 64 * 1024;
 const head = Buffer.alloc(CHUNK);
 /** A whole file that a scan needs in one piece; grown as needed, reused. */
 let whole = new Uint8Array(0);
-let compiled: { key: string; matcher: LineMatcher } | null = null;
+let compiled: { request: ScanRequest; key: string; matcher: LineMatcher } | null = null;
 
+/** The matcher of a request: compiled once per pattern, and looked up once per request object. */
 function matcherFor(request: ScanRequest): LineMatcher {
+  if (compiled?.request === request) return compiled.matcher;
   const key = `${request.caseInsensitive ? "i" : "s"}:${request.pattern}`;
-  if (compiled?.key !== key) {
-    compiled = { key, matcher: compileMatcher(request.pattern, request.caseInsensitive) };
-  }
-  return compiled.matcher;
+  const matcher = compiled?.key === key
+    ? compiled.matcher
+    : compileMatcher(request.pattern, request.caseInsensitive);
+  compiled = { request, key, matcher };
+  return matcher;
 }
 
 const UNREADABLE: ScanResult = Object.freeze({ skip: "unreadable", matches: 0, lines: [] });
