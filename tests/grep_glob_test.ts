@@ -440,6 +440,21 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
         assert.deepEqual(a.data, b.data, JSON.stringify(input));
       }
       assert.ok(batches > 0, "the tree walk ran");
+      // Going on after a directory: what it holds comes next (glob meets directories, so the
+      // walk on this thread can stop at one).
+      const everything = (await plain.call("glob", { pattern: "**", max_results: 2000 }))
+        .data as GlobOutput;
+      const start = await fast.session.resolvePath(".", "read", "must_exist");
+      for (const after of ["d1", "repo/pkg0/sub0", "repo/pkg0/sub0/deeper", "bin"]) {
+        assert.ok(everything.paths.includes(after));
+        const walked: string[] = [];
+        const glob = { gitignore: true, ignoreSources: [], inRepository: false, after };
+        for await (const paths of globTree(start, { ...glob, pattern: "**" })) {
+          walked.push(...paths);
+        }
+        const expected = everything.paths.filter((path) => walkOrder(path, after) > 0);
+        assert.deepEqual(walked, expected, `after ${after}`);
+      }
       fast.filesystem.globTree = () => {
         throw new Error("no worker here");
       };

@@ -298,8 +298,11 @@ class UnitWalk {
       const isDirectory = entry.kind === "directory";
       if (this.after !== undefined) {
         if (walkOrder(display, this.after) <= 0) {
-          // Met already on the calling thread, unless it leads to where that walk stopped.
-          if (isDirectory && this.after.startsWith(`${display}/`)) this.open(real, display);
+          // Met already on the calling thread; a directory that holds where that walk stopped,
+          // or is where it stopped (glob meets directories), is entered for what follows.
+          if (
+            isDirectory && (display === this.after || this.after.startsWith(`${display}/`))
+          ) this.open(real, display);
           continue;
         }
         this.after = undefined;
