@@ -9,6 +9,7 @@ import { WALK_READ_AHEAD } from "../src/tools/shared/walk.ts";
 import { walkOrder } from "../src/search/walk.ts";
 import { compileMatcher } from "../src/search/matcher.ts";
 import { scanBytes } from "../src/search/scan.ts";
+import { SIMD_BUFFER_BYTES, SimdSearch } from "../src/search/simd.ts";
 import { byteLiteral, findLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
 import { Buffer } from "node:buffer";
 import { backendFixtures, type Layout, workspace } from "./helpers.ts";
@@ -656,4 +657,51 @@ test("grep: count and files_with_matches agree with testing every line, for lite
   assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", false).exact, true);
   assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(", false).exact, false);
   assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", true).exact, false);
+});
+
+test("grep: the SIMD search finds exactly the bytes and literals a plain search finds", () => {
+  const simd = SimdSearch.create();
+  assert.ok(simd !== null, "WebAssembly SIMD is available on this runtime");
+  let seed = 17;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return (seed >>> 8) % n;
+  };
+  const naive = (text: Uint8Array, literal: Uint8Array) => {
+    outer: for (let i = 0; i + literal.length <= text.length; i++) {
+      for (let k = 0; k < literal.length; k++) if (text[i + k] !== literal[k]) continue outer;
+      return i;
+    }
+    return -1;
+  };
+  let found = 0;
+  for (let round = 0; round < 4000; round++) {
+    const alphabet = 2 + random(round % 2 === 0 ? 3 : 40);
+    // Lengths around the 16-byte blocks, and up to the whole buffer.
+    const length = round % 50 === 0 ? SIMD_BUFFER_BYTES - random(20) : random(90);
+    const text = Uint8Array.from({ length }, () => 97 + random(alphabet));
+    const literal = Uint8Array.from({ length: 1 + random(7) }, () => 97 + random(alphabet));
+    if (random(2) === 0 && length >= literal.length) {
+      text.set(
+        literal,
+        [0, length - literal.length, random(length - literal.length + 1)][random(3)],
+      );
+    }
+    // Somewhere in the buffer, with other bytes around it that must not be searched.
+    const at = random(Math.min(40, SIMD_BUFFER_BYTES - length + 1));
+    simd.buffer.fill(0x61, 0, SIMD_BUFFER_BYTES);
+    simd.buffer.set(text, at);
+    const prepared = byteLiteral(literal);
+    assert.equal(simd.setLiteral(prepared), true);
+    const expected = naive(text, literal);
+    if (expected !== -1) found++;
+    const got = simd.findLiteral(at, at + length);
+    assert.equal(got === -1 ? -1 : got - at, expected, `literal ${round}`);
+    const byte = 97 + random(alphabet);
+    const position = simd.findByte(at, at + length, byte);
+    assert.equal(position === -1 ? -1 : position - at, text.indexOf(byte), `byte ${round}`);
+  }
+  assert.ok(found > 1000 && found < 3500, `${found} of 4000 held the literal`);
+  // A literal too long to keep is refused, for the caller to search another way.
+  assert.equal(simd.setLiteral(byteLiteral(new Uint8Array(70 * 1024).fill(97))), false);
 });

@@ -27,15 +27,24 @@ export interface ByteLiteral {
   readonly latin1: string;
   /** Index of its rarest byte in text, the one looked for first. */
   readonly rare: number;
+  /** Index of its next rarest byte, another than `rare` where it has two or more. */
+  readonly second: number;
 }
 
 /** A literal's bytes, ready to search for. */
 export function byteLiteral(bytes: Uint8Array): ByteLiteral {
-  let rare = 0;
-  for (let i = 1; i < bytes.length; i++) {
-    if (BYTE_RANKS[bytes[i]] < BYTE_RANKS[bytes[rare]]) rare = i;
-  }
-  return { bytes, latin1: asBuffer(bytes).toString("latin1"), rare };
+  const rarest = (except: number) => {
+    let found = -1;
+    for (let i = 0; i < bytes.length; i++) {
+      if (i !== except && (found === -1 || BYTE_RANKS[bytes[i]] < BYTE_RANKS[bytes[found]])) {
+        found = i;
+      }
+    }
+    return found;
+  };
+  const rare = Math.max(0, rarest(-1));
+  const second = bytes.length > 1 ? rarest(rare) : rare;
+  return { bytes, latin1: asBuffer(bytes).toString("latin1"), rare, second };
 }
 
 /**
