@@ -60,7 +60,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 }
 
 /** Whether `Buffer.prototype.indexOf` is the runtime's own native search (Node's, not Deno's). */
-const NATIVE_BUFFER_SEARCH = !("Deno" in globalThis);
+export const NATIVE_BUFFER_SEARCH: boolean = !("Deno" in globalThis);
 
 /**
  * Bytes made ready to search: the bytes themselves as a `Buffer` where its
