@@ -12,6 +12,7 @@ import { scanBytes } from "../src/search/scan.ts";
 import { SIMD_BUFFER_BYTES, SimdSearch } from "../src/search/simd.ts";
 import { byteLiteral, findLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
 import { Buffer } from "node:buffer";
+import { readdirSync } from "node:fs";
 import { backendFixtures, type Layout, workspace } from "./helpers.ts";
 
 const fixtures = await backendFixtures();
@@ -476,6 +477,39 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
     } finally {
       await fast.cleanup();
       await plain.cleanup();
+    }
+  });
+
+  test(`grep (${name}): every backend of a process shares one pool of search workers`, async (t) => {
+    const threads = () => readdirSync("/proc/self/task").length;
+    try {
+      threads();
+    } catch {
+      // Deno grants /proc/self only with --allow-all; Node runs this test on the same pool code.
+      t.skip("the thread count cannot be read here");
+      return;
+    }
+    const first = await workspace(byName[name], searchLayout());
+    const others = await Promise.all([1, 2, 3].map(() => workspace(byName[name], searchLayout())));
+    try {
+      // The first tree search starts the pool's workers (and the runtime's own helpers).
+      assert.equal((await first.call("grep", { pattern: "needle" })).ok, true);
+      const before = threads();
+      for (const ws of others) {
+        let searched = false;
+        const searchTree = ws.filesystem.searchTree!.bind(ws.filesystem);
+        ws.filesystem.searchTree = (start, search, signal) => {
+          searched = true;
+          return searchTree(start, search, signal);
+        };
+        assert.equal((await ws.call("grep", { pattern: "needle" })).ok, true);
+        assert.ok(searched, "the tree search ran");
+      }
+      // Three more backends, three more tree searches: no new worker threads.
+      assert.ok(threads() - before < 2, `${before} threads, then ${threads()}`);
+    } finally {
+      await first.cleanup();
+      for (const ws of others) await ws.cleanup();
     }
   });
 

@@ -48,24 +48,38 @@ function treeStart(start: CheckedPath): TreeStart {
   return { real: unwrapCheckedPath(start), display: start.display, ignorable };
 }
 
-/** The search methods of a file-system backend whose searches run in a new pool's workers. */
+/** The process's pools, one per worker module. */
+const pools = new Map<string, ScanPool>();
+
+/**
+ * The search methods of a file-system backend whose searches run in the
+ * workers of the process's pool for `workerModule` (see {@link ScanPool}):
+ * every backend of a process shares them, so a host with many sessions
+ * still starts one worker per core, not one per session.
+ */
 export function workerSearches(workerModule?: URL): Pick<
   AsyncFileSystem,
   "prepareSearch" | "scanFiles" | "searchTree" | "globTree"
 > {
-  const pool = new ScanPool(workerModule);
+  const key = workerModule?.href ?? "";
+  let pool = pools.get(key);
+  if (pool === undefined) {
+    pool = new ScanPool(workerModule);
+    pools.set(key, pool);
+  }
+  const shared = pool;
   return {
     prepareSearch() {
-      pool.warm();
+      shared.warm();
     },
     scanFiles(paths, request, signal) {
-      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
+      return shared.scan(paths.map(unwrapCheckedPath), request, signal);
     },
     searchTree(start, search, signal) {
-      return pool.searchTree(treeStart(start), search, signal);
+      return shared.searchTree(treeStart(start), search, signal);
     },
     globTree(start, glob, signal) {
-      return pool.globTree(treeStart(start), glob, signal);
+      return shared.globTree(treeStart(start), glob, signal);
     },
   };
 }
