@@ -209,6 +209,8 @@ export async function main(args: readonly string[]): Promise<number> {
     const toolset = await toolsetFor(values);
     // Checked here so that an unknown mode fails before the server starts.
     decide(toolset.session.permissions, []);
+    // A server runs long: its search workers start now, so the first grep or glob needs no wait.
+    toolset.session.filesystem.prepareSearch?.();
     await serveStdio(toolset, { name: "openwork-tools", version: VERSION });
     return 0;
   } catch (error) {
