@@ -125,6 +125,7 @@ const CASES: Case[] = [
       ours("node", "grep EXPORT_SYMBOL_GPL files_with_matches"),
       ours("node", "grep EXPORT_SYMBOL_GPL files_with_matches", true),
       ours("deno", "grep EXPORT_SYMBOL_GPL files_with_matches"),
+      ours("deno", "grep EXPORT_SYMBOL_GPL files_with_matches", true),
       floor("node", "grep EXPORT_SYMBOL_GPL"),
       floor("deno", "grep EXPORT_SYMBOL_GPL"),
       { name: "grep -rl", command: "grep -rl EXPORT_SYMBOL_GPL . | wc -l" },
@@ -141,6 +142,7 @@ const CASES: Case[] = [
       ours("node", "grep 'spin_lock_irq(save|restore)\\(' count"),
       ours("node", "grep 'spin_lock_irq(save|restore)\\(' count", true),
       ours("deno", "grep 'spin_lock_irq(save|restore)\\(' count"),
+      ours("deno", "grep 'spin_lock_irq(save|restore)\\(' count", true),
     ],
   },
   {
@@ -153,6 +155,7 @@ const CASES: Case[] = [
       ours("node", "glob '**/*.c'"),
       ours("node", "glob '**/*.c'", true),
       ours("deno", "glob '**/*.c'"),
+      ours("deno", "glob '**/*.c'", true),
       floor("node", "glob .c"),
       floor("deno", "glob .c"),
     ],
