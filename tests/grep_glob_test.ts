@@ -17,6 +17,23 @@ import { backendFixtures, type Layout, workspace } from "./helpers.ts";
 
 const fixtures = await backendFixtures();
 
+/** Numbers in [0, n) from a fixed seed: the same sequence on every run and runtime. */
+function seededRandom(seed: number): (n: number) => number {
+  return (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return (seed >>> 8) % n;
+  };
+}
+
+/** Where `literal` first starts in `text` at or after `from`, byte by byte; -1 if nowhere. */
+function naive(text: Uint8Array, literal: Uint8Array, from: number): number {
+  outer: for (let i = from; i + literal.length <= text.length; i++) {
+    for (let k = 0; k < literal.length; k++) if (text[i + k] !== literal[k]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
 /** A tree of `dirs` directories with `files` files each, every file holding `needle`. */
 function tree(dirs: number, files: number): Layout {
   const layout: Layout = {};
@@ -574,11 +591,7 @@ test("grep and glob: walkOrder is segment-by-segment code-unit order, a director
   };
   // Units below, at and above "/" (0x2f), and a non-ASCII one.
   const alphabet = ["a", "b", "-", ".", " ", "0", "é", "_"];
-  let seed = 7;
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return (seed >>> 8) % n;
-  };
+  const random = seededRandom(7);
   const path = () =>
     Array.from(
       { length: 1 + random(3) },
@@ -597,18 +610,7 @@ test("grep and glob: walkOrder is segment-by-segment code-unit order, a director
 });
 
 test("grep: the literal search by rare byte finds exactly what a plain search finds, where that byte is rare or common", () => {
-  let seed = 11;
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return (seed >>> 8) % n;
-  };
-  const naive = (text: Uint8Array, literal: Uint8Array, from: number) => {
-    outer: for (let i = from; i + literal.length <= text.length; i++) {
-      for (let k = 0; k < literal.length; k++) if (text[i + k] !== literal[k]) continue outer;
-      return i;
-    }
-    return -1;
-  };
+  const random = seededRandom(11);
   // Small alphabets make the rare byte common (the switch to the whole-literal search),
   // large ones keep it rare; literals are planted at the edges and across the text.
   let found = 0;
@@ -650,11 +652,7 @@ test("grep: the literal search by rare byte finds exactly what a plain search fi
 });
 
 test("grep: count and files_with_matches agree with testing every line, for literal and regular patterns", () => {
-  let seed = 5;
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return (seed >>> 8) % n;
-  };
+  const random = seededRandom(5);
   const words = [
     "needle",
     "neeedle",
@@ -696,18 +694,7 @@ test("grep: count and files_with_matches agree with testing every line, for lite
 test("grep: the SIMD search finds exactly the bytes and literals a plain search finds", () => {
   const simd = SimdSearch.create();
   assert.ok(simd !== null, "WebAssembly SIMD is available on this runtime");
-  let seed = 17;
-  const random = (n: number) => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return (seed >>> 8) % n;
-  };
-  const naive = (text: Uint8Array, literal: Uint8Array) => {
-    outer: for (let i = 0; i + literal.length <= text.length; i++) {
-      for (let k = 0; k < literal.length; k++) if (text[i + k] !== literal[k]) continue outer;
-      return i;
-    }
-    return -1;
-  };
+  const random = seededRandom(17);
   let found = 0;
   for (let round = 0; round < 4000; round++) {
     const alphabet = 2 + random(round % 2 === 0 ? 3 : 40);
@@ -727,7 +714,7 @@ test("grep: the SIMD search finds exactly the bytes and literals a plain search 
     simd.buffer.set(text, at);
     const prepared = byteLiteral(literal);
     assert.equal(simd.setLiteral(prepared), true);
-    const expected = naive(text, literal);
+    const expected = naive(text, literal, 0);
     if (expected !== -1) found++;
     const got = simd.findLiteral(at, at + length);
     assert.equal(got === -1 ? -1 : got - at, expected, `literal ${round}`);
