@@ -106,6 +106,9 @@ export function findLiteral(text: Haystack, literal: ByteLiteral, from: number):
     : findInBuffer(text, literal, from);
 }
 
+// The two searches below are one algorithm over two representations, written out twice: a
+// shared version would call through closures for every candidate, on the hottest path of grep.
+
 /** {@link findLiteral} in a buffer, with Node's native byte search. */
 function findInBuffer(buffer: Buffer, literal: ByteLiteral, from: number): number {
   const { bytes, rare } = literal;
