@@ -70,27 +70,37 @@ export function requiredLiteral(pattern: string): string | null {
   return best.length >= 3 ? best : null;
 }
 
-/** Compiles `pattern`, or throws `invalid_input` with the engine's message. */
-export function compileMatcher(pattern: string, caseInsensitive: boolean): LineMatcher {
-  let regex: RE2JS;
-  try {
-    regex = RE2JS.compile(pattern, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
-  } catch (error) {
-    throw new ToolError(
-      "invalid_input",
-      `pattern is not a valid RE2 regular expression: ${(error as Error).message}`,
-    );
+/**
+ * Compiles `pattern`, or throws `invalid_input` with the engine's message.
+ * With `checked` (the pattern was compiled before, as a search worker's
+ * is), its regular expressions are compiled only when first used: a
+ * pattern that is its own literal may never need one.
+ */
+export function compileMatcher(
+  pattern: string,
+  caseInsensitive: boolean,
+  checked = false,
+): LineMatcher {
+  const flags = caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0;
+  const compile = (extra: number) => RE2JS.compile(pattern, flags | extra);
+  let regex: RE2JS | null = null;
+  if (!checked) {
+    try {
+      regex = compile(0);
+    } catch (error) {
+      throw new ToolError(
+        "invalid_input",
+        `pattern is not a valid RE2 regular expression: ${(error as Error).message}`,
+      );
+    }
   }
+  let multiline: RE2JS | null = null;
   const literal = caseInsensitive ? null : requiredLiteral(pattern);
-  const multiline = RE2JS.compile(
-    pattern,
-    RE2JS.MULTILINE | (caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0),
-  );
   return {
     literal: literal === null ? null : byteLiteral(new TextEncoder().encode(literal)),
     literalText: literal,
     exact: literal !== null && literal === pattern && !pattern.includes("\n"),
-    mayMatch: (text) => multiline.test(text),
-    matchesLine: (line) => regex.test(line),
+    mayMatch: (text) => (multiline ??= compile(RE2JS.MULTILINE)).test(text),
+    matchesLine: (line) => (regex ??= compile(0)).test(line),
   };
 }

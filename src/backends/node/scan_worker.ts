@@ -70,7 +70,7 @@ function matcherFor(request: ScanRequest): LineMatcher {
   const key = `${request.caseInsensitive ? "i" : "s"}:${request.pattern}`;
   const matcher = compiled?.key === key
     ? compiled.matcher
-    : compileMatcher(request.pattern, request.caseInsensitive);
+    : compileMatcher(request.pattern, request.caseInsensitive, true);
   compiled = { request, key, matcher };
   return matcher;
 }
