@@ -3,8 +3,9 @@
  * the walk of `src/search/walk.ts` over synchronous calls, split into units
  * of work. A unit is the tree below one directory, less the subdirectories it
  * hands on. A worker walks its unit and scans its files as it goes; while the
- * other worker waits for work, it hands it the last subdirectory still ahead
- * in its shallowest open directory (the largest piece of work it can give).
+ * other worker waits for work (or the pool's reserve of units runs low), it
+ * hands on the last subdirectory still ahead in its shallowest open
+ * directory (the largest piece of work it can give).
  * The main thread puts the units' results back in walk order.
  *
  * @module
@@ -21,7 +22,10 @@ import type { IgnoreSource, WalkDirEntry } from "../../search/walk.ts";
 
 /** Index of the stop flag in a tree job's shared flags. */
 export const STOP = 0;
-/** Index of the count of workers waiting for a unit in a tree job's shared flags. */
+/**
+ * Index of the count of units wanted in a tree job's shared flags: by
+ * workers waiting for one, and for the reserve the pool keeps.
+ */
 export const WAITING = 1;
 
 /** What a tree job looks for: grep's files, or the entries whose path matches a glob. */
@@ -57,6 +61,11 @@ export interface TreeUnit {
   readonly inRepository: boolean;
   /** A handed-on directory: check it against the rules, and list it itself (glob). */
   readonly handed: boolean;
+  /**
+   * Further directories of a handed-on unit, siblings of the first that
+   * follow it in walk order, walked after it in turn.
+   */
+  readonly more?: readonly { readonly real: string; readonly display: string }[];
   /** Only the entries after this one, in walk order (the start's unit). */
   readonly after?: string;
 }
@@ -200,9 +209,10 @@ class UnitWalk {
   close(): void {
     this.frames.pop();
     const parent = this.frames.at(-1);
-    if (parent === undefined) return;
-    while (this.stack.layers.length > parent.layers) this.stack.pop();
-    this.stack.inRepository = parent.inRepository;
+    // Out of the unit's directory, back to the rules of its parent: the unit's own.
+    const layers = parent?.layers ?? this.unit.ignoreSources.length;
+    while (this.stack.layers.length > layers) this.stack.pop();
+    this.stack.inRepository = parent?.inRepository ?? this.unit.inRepository;
   }
 
   /** Takes one result, and sends the batch when it is full. */
@@ -237,37 +247,45 @@ class UnitWalk {
 
   /**
    * Hands the last directory still ahead in the shallowest open directory to
-   * a waiting worker, when one is waiting and there is such a directory.
+   * a waiting worker or the pool's reserve, when a unit is wanted and there is such a directory.
    */
   handOn(): void {
     const flags = this.flags;
     if (this.nothingToHand || Atomics.load(flags, WAITING) <= 0) return;
-    // Claim the waiting worker first: two walkers never hand it two units.
+    // Claim the request first: two walkers never answer it with two units.
     if (Atomics.sub(flags, WAITING, 1) <= 0) {
       Atomics.add(flags, WAITING, 1);
       return;
     }
     for (let depth = 0; depth < this.frames.length; depth++) {
       const frame = this.frames[depth];
-      for (let i = frame.entries.length - 1; i >= frame.index; i--) {
+      const ahead: number[] = [];
+      for (let i = frame.index; i < frame.entries.length; i++) {
         const entry = frame.entries[i];
         if (entry === null || entry.kind !== "directory" || !isWalked(entry)) continue;
-        if (!isPlainChild(entry.name, entry.kind)) continue;
-        frame.entries[i] = null;
-        const sources = this.stack.sources.slice(0, frame.layers);
-        this.send({
-          id: this.spec.id,
-          unit: this.unit.display,
-          handOn: {
-            real: `${frame.real}/${entry.name}`,
-            display: frame.display === "." ? entry.name : `${frame.display}/${entry.name}`,
-            ignoreSources: sources,
-            inRepository: frame.inRepository,
-            handed: true,
-          },
-        });
-        return;
+        if (isPlainChild(entry.name, entry.kind)) ahead.push(i);
       }
+      if (ahead.length === 0) continue;
+      // The last half of them (one of one): few hand-offs, and this unit keeps the nearest.
+      const directories = ahead.slice(ahead.length >> 1).map((i) => {
+        const { name } = frame.entries[i]!;
+        frame.entries[i] = null;
+        const real = frame.real === "/" ? `/${name}` : `${frame.real}/${name}`;
+        return { real, display: frame.display === "." ? name : `${frame.display}/${name}` };
+      });
+      const [first, ...more] = directories;
+      this.send({
+        id: this.spec.id,
+        unit: this.unit.display,
+        handOn: {
+          ...first,
+          ignoreSources: this.stack.sources.slice(0, frame.layers),
+          inRepository: frame.inRepository,
+          handed: true,
+          ...(more.length === 0 ? {} : { more }),
+        },
+      });
+      return;
     }
     this.nothingToHand = true;
     Atomics.add(flags, WAITING, 1);
@@ -276,11 +294,21 @@ class UnitWalk {
   /** Walks the unit to its end, its limit, or the job's stop. */
   run(): void {
     const { unit } = this;
-    if (unit.handed) {
-      if (this.ignored(unit.display, true)) return this.flush(true);
-      if (this.listing && this.matches!(this.relative(unit.display))) this.take(unit.display, null);
+    for (const directory of [unit, ...(unit.more ?? [])]) {
+      if (this.found >= this.spec.limit) break;
+      if (unit.handed) {
+        if (this.ignored(directory.display, true)) continue;
+        if (this.listing && this.matches!(this.relative(directory.display))) {
+          this.take(directory.display, null);
+        }
+      }
+      if (this.open(directory.real, directory.display)) this.walk();
     }
-    if (!this.open(unit.real, unit.display)) return this.flush(true);
+    this.flush(true);
+  }
+
+  /** Walks the open directories to their end, or to the unit's limit. */
+  walk(): void {
     const request = "search" in this.spec.select ? this.spec.select.search : null;
     while (this.frames.length > 0 && this.found < this.spec.limit) {
       const frame = this.frames[this.frames.length - 1];
@@ -327,7 +355,6 @@ class UnitWalk {
         this.flush(false);
       }
     }
-    this.flush(true);
   }
 }
 
