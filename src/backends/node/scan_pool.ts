@@ -29,8 +29,6 @@ interface Slot {
 }
 
 const MAX_WORKERS = 2;
-/** Units a tree job keeps handed on and waiting, for the next worker that ends its unit. */
-const RESERVE_UNITS = 1;
 const WORKER_YOUNG_MIB = 8;
 const NOTHING: ScanResult = Object.freeze({ matches: 0, lines: [] });
 
@@ -233,14 +231,10 @@ export class ScanPool {
       slot.worker.ref();
       slot.worker.postMessage({ kind: "unit", spec, unit } satisfies UnitJob);
     };
-    // A unit kept in reserve: a worker that ends its unit gets the next one at once, without
-    // waiting for another worker to hand one on; the walkers are then asked for a new reserve.
     const free = (slot: Slot) => {
       const next = queue.shift();
-      if (next !== undefined) {
-        assign(slot, next);
-        if (queue.length < RESERVE_UNITS) Atomics.add(flag, WAITING, 1);
-      } else {
+      if (next !== undefined) assign(slot, next);
+      else {
         idle.push(slot);
         Atomics.add(flag, WAITING, 1);
       }
@@ -257,8 +251,7 @@ export class ScanPool {
         running.set(slot, running.get(slot)! - 1);
       } else if ("handOn" in answer) {
         order.open(answer.handOn.display, answer.handOn.display);
-        // The walker claimed a request for a unit before handing this on: an idle worker's, or
-        // the reserve's.
+        // The walker claimed a waiting worker before handing this on.
         const waiting = idle.shift();
         if (waiting === undefined) queue.push(answer.handOn);
         else assign(waiting, answer.handOn);
@@ -288,7 +281,6 @@ export class ScanPool {
       order.open(root.display, root.after ?? root.display);
       assign(slots[0], root);
       for (const slot of slots.slice(1)) free(slot);
-      Atomics.add(flag, WAITING, RESERVE_UNITS);
       while (true) {
         signal?.throwIfAborted();
         if (failure !== null) throw failure;

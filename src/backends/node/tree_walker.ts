@@ -3,9 +3,9 @@
  * the walk of `src/search/walk.ts` over synchronous calls, split into units
  * of work. A unit is the tree below one directory, less the subdirectories it
  * hands on. A worker walks its unit and scans its files as it goes; while the
- * other worker waits for work (or the pool's reserve of units runs low), it
- * hands on the last subdirectory still ahead in its shallowest open
- * directory (the largest piece of work it can give).
+ * other worker waits for work, it hands on the last half of the directories
+ * still ahead in its shallowest open directory (the largest piece of work it
+ * can give, in few hand-offs).
  * The main thread puts the units' results back in walk order.
  *
  * @module
@@ -22,10 +22,7 @@ import type { IgnoreSource, WalkDirEntry } from "../../search/walk.ts";
 
 /** Index of the stop flag in a tree job's shared flags. */
 export const STOP = 0;
-/**
- * Index of the count of units wanted in a tree job's shared flags: by
- * workers waiting for one, and for the reserve the pool keeps.
- */
+/** Index of the count of workers waiting for a unit in a tree job's shared flags. */
 export const WAITING = 1;
 
 /** What a tree job looks for: grep's files, or the entries whose path matches a glob. */
@@ -246,13 +243,14 @@ class UnitWalk {
   }
 
   /**
-   * Hands the last directory still ahead in the shallowest open directory to
-   * a waiting worker or the pool's reserve, when a unit is wanted and there is such a directory.
+   * Hands the last half of the directories still ahead in the shallowest open
+   * directory that has any to a waiting worker, as one unit, when one is
+   * waiting and there is such a directory.
    */
   handOn(): void {
     const flags = this.flags;
     if (this.nothingToHand || Atomics.load(flags, WAITING) <= 0) return;
-    // Claim the request first: two walkers never answer it with two units.
+    // Claim the waiting worker first: two walkers never hand it two units.
     if (Atomics.sub(flags, WAITING, 1) <= 0) {
       Atomics.add(flags, WAITING, 1);
       return;
