@@ -12,7 +12,7 @@ import { toAnthropicTools, toOpenAITools } from "../contract/converters.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { PermissionMode } from "../contract/context.ts";
 import { decide } from "../permissions/policy.ts";
-import { describeEffects, serveStdio } from "../mcp/server.ts";
+import { describeEffects } from "../contract/effects.ts";
 
 const VERSION = "0.1.0";
 
@@ -211,6 +211,8 @@ export async function main(args: readonly string[]): Promise<number> {
     decide(toolset.session.permissions, []);
     // A server runs long: its search workers start now, so the first grep or glob needs no wait.
     toolset.session.filesystem.prepareSearch?.();
+    // Loaded here: the other commands never pay for the MCP SDK.
+    const { serveStdio } = await import("../mcp/server.ts");
     await serveStdio(toolset, { name: "openwork-tools", version: VERSION });
     return 0;
   } catch (error) {

@@ -48,3 +48,11 @@ export type ToolEffect =
     /** What the classifier proved of it. */
     readonly classification: CommandClassification;
   };
+
+/** One line saying what a call would do, for an approval question. */
+export function describeEffects(name: string, effects: readonly ToolEffect[]): string {
+  const parts = effects.map((effect) =>
+    effect.kind === "execute" ? `run \`${effect.command}\`` : `${effect.kind} ${effect.path}`
+  );
+  return `${name}: ${parts.join(", ") || "no effects"}`;
+}

@@ -17,7 +17,7 @@ import type {
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { FinalizedToolset, PreparedCall } from "../contract/toolset.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
-import type { ToolEffect } from "../contract/effects.ts";
+import { describeEffects } from "../contract/effects.ts";
 import { decide } from "../permissions/policy.ts";
 import type { PolicyDecision } from "../permissions/policy.ts";
 
@@ -40,14 +40,6 @@ export interface McpServerOptions {
   readonly name?: string;
   /** The server's version in `initialize`. */
   readonly version?: string;
-}
-
-/** One line saying what a call would do, for an approval question. */
-export function describeEffects(name: string, effects: readonly ToolEffect[]): string {
-  const parts = effects.map((effect) =>
-    effect.kind === "execute" ? `run \`${effect.command}\`` : `${effect.kind} ${effect.path}`
-  );
-  return `${name}: ${parts.join(", ") || "no effects"}`;
 }
 
 function answer(result: ToolResult): CallToolAnswer {
