@@ -674,7 +674,7 @@ test("grep: count and files_with_matches agree with testing every line, for lite
     const lines = text.split("\n");
     if (lines.at(-1) === "") lines.pop();
     for (const pattern of patterns) {
-      const matcher = compileMatcher(pattern, false);
+      const matcher = compileMatcher(pattern);
       const expected = lines.filter((line) => new RegExp(pattern).test(line)).length;
       const request = { pattern, caseInsensitive: false, context: 0, maxBytes: 1 << 20 };
       const count = scanBytes(bytes, matcher, { ...request, mode: "count" });
@@ -686,9 +686,9 @@ test("grep: count and files_with_matches agree with testing every line, for lite
     }
   }
   // The pattern that is its own literal needs no regular expression; one with more does.
-  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", false).exact, true);
-  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(", false).exact, false);
-  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", true).exact, false);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL").exact, true);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(").exact, false);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", { caseInsensitive: true }).exact, false);
 });
 
 test("grep: the SIMD search finds exactly the bytes and literals a plain search finds", () => {

@@ -70,17 +70,21 @@ export function requiredLiteral(pattern: string): string | null {
   return best.length >= 3 ? best : null;
 }
 
-/**
- * Compiles `pattern`, or throws `invalid_input` with the engine's message.
- * With `checked` (the pattern was compiled before, as a search worker's
- * is), its regular expressions are compiled only when first used: a
- * pattern that is its own literal may never need one.
- */
-export function compileMatcher(
-  pattern: string,
-  caseInsensitive: boolean,
-  checked = false,
-): LineMatcher {
+/** Options of {@link compileMatcher}. */
+export interface MatcherOptions {
+  /** Match regardless of case (default false). */
+  readonly caseInsensitive?: boolean;
+  /**
+   * The pattern was compiled before, as a search worker's was on the calling
+   * thread (default false): its regular expressions are compiled only when
+   * first used, and a pattern that is its own literal may never need one.
+   */
+  readonly checked?: boolean;
+}
+
+/** Compiles `pattern`, or throws `invalid_input` with the engine's message. */
+export function compileMatcher(pattern: string, options: MatcherOptions = {}): LineMatcher {
+  const { caseInsensitive = false, checked = false } = options;
   const flags = caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0;
   const compile = (extra: number) => RE2JS.compile(pattern, flags | extra);
   let regex: RE2JS | null = null;

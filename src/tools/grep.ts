@@ -346,7 +346,9 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
     return [{ kind: "read", path: path.display, root: path.rootKind }];
   },
   async execute(input, session, call) {
-    const matcher = compileMatcher(input.pattern, input.case_insensitive ?? false);
+    const matcher = compileMatcher(input.pattern, {
+      caseInsensitive: input.case_insensitive ?? false,
+    });
     const accept = globFilter(input.glob);
     const start = await session.resolvePath(input.path ?? ".", "read", "must_exist");
     const search: Search = {

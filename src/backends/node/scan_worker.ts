@@ -68,9 +68,10 @@ let compiled: { request: ScanRequest; key: string; matcher: LineMatcher } | null
 function matcherFor(request: ScanRequest): LineMatcher {
   if (compiled?.request === request) return compiled.matcher;
   const key = `${request.caseInsensitive ? "i" : "s"}:${request.pattern}`;
-  const matcher = compiled?.key === key
-    ? compiled.matcher
-    : compileMatcher(request.pattern, request.caseInsensitive, true);
+  const matcher = compiled?.key === key ? compiled.matcher : compileMatcher(request.pattern, {
+    caseInsensitive: request.caseInsensitive,
+    checked: true,
+  });
   compiled = { request, key, matcher };
   return matcher;
 }
