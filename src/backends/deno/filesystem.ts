@@ -7,7 +7,6 @@
 import type {
   AsyncFileSystem,
   DirEntry,
-  EntryKind,
   FileInfo,
   ReadChunksOptions,
   ReadFileOptions,
@@ -17,13 +16,7 @@ import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
 import { workerSearches } from "../node/scan_pool.ts";
-
-function kindOf(info: { isFile: boolean; isDirectory: boolean; isSymlink: boolean }): EntryKind {
-  if (info.isSymlink) return "symlink";
-  if (info.isFile) return "file";
-  if (info.isDirectory) return "directory";
-  return "other";
-}
+import { kindOf } from "./entry_kind.ts";
 
 function infoOf(info: Deno.FileInfo): FileInfo {
   return {

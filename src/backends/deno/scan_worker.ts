@@ -10,18 +10,12 @@
 import "../node/scan_worker.ts";
 import { setListing } from "../node/tree_walker.ts";
 import type { WalkDirEntry } from "../../search/walk.ts";
+import { kindOf } from "./entry_kind.ts";
 
 setListing((real) => {
   const entries: WalkDirEntry[] = [];
   for (const entry of Deno.readDirSync(real)) {
-    const kind = entry.isSymlink
-      ? "symlink"
-      : entry.isFile
-      ? "file"
-      : entry.isDirectory
-      ? "directory"
-      : "other";
-    entries.push({ name: entry.name, kind });
+    entries.push({ name: entry.name, kind: kindOf(entry) });
   }
   return entries;
 });
