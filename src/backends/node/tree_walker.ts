@@ -112,6 +112,14 @@ interface Frame {
   readonly inRepository: boolean;
 }
 
+/** A child of a frame's directory: its real path and its path relative to the working directory. */
+function childOf(frame: Frame, name: string): { real: string; display: string } {
+  return {
+    real: frame.real === "/" ? `/${name}` : `${frame.real}/${name}`,
+    display: frame.display === "." ? name : `${frame.display}/${name}`,
+  };
+}
+
 class Stopped extends Error {}
 
 /** The walk of one unit. */
@@ -268,8 +276,7 @@ class UnitWalk {
       const directories = ahead.slice(ahead.length >> 1).map((i) => {
         const { name } = frame.entries[i]!;
         frame.entries[i] = null;
-        const real = frame.real === "/" ? `/${name}` : `${frame.real}/${name}`;
-        return { real, display: frame.display === "." ? name : `${frame.display}/${name}` };
+        return childOf(frame, name);
       });
       const [first, ...more] = directories;
       this.send({
@@ -316,8 +323,7 @@ class UnitWalk {
       }
       const entry = frame.entries[frame.index++];
       if (entry === null || !isWalked(entry) || !isPlainChild(entry.name, entry.kind)) continue;
-      const real = frame.real === "/" ? `/${entry.name}` : `${frame.real}/${entry.name}`;
-      const display = frame.display === "." ? entry.name : `${frame.display}/${entry.name}`;
+      const { real, display } = childOf(frame, entry.name);
       const isDirectory = entry.kind === "directory";
       if (this.after !== undefined) {
         if (walkOrder(display, this.after) <= 0) {
