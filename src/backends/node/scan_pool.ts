@@ -62,24 +62,20 @@ export function workerSearches(workerModule?: URL): Pick<
   "prepareSearch" | "scanFiles" | "searchTree" | "globTree"
 > {
   const key = workerModule?.href ?? "";
-  let pool = pools.get(key);
-  if (pool === undefined) {
-    pool = new ScanPool(workerModule);
-    pools.set(key, pool);
-  }
-  const shared = pool;
+  const pool = pools.get(key) ?? new ScanPool(workerModule);
+  pools.set(key, pool);
   return {
     prepareSearch() {
-      shared.warm();
+      pool.warm();
     },
     scanFiles(paths, request, signal) {
-      return shared.scan(paths.map(unwrapCheckedPath), request, signal);
+      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
     },
     searchTree(start, search, signal) {
-      return shared.searchTree(treeStart(start), search, signal);
+      return pool.searchTree(treeStart(start), search, signal);
     },
     globTree(start, glob, signal) {
-      return shared.globTree(treeStart(start), glob, signal);
+      return pool.globTree(treeStart(start), glob, signal);
     },
   };
 }
