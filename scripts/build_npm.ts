@@ -78,10 +78,12 @@ for (const file of sources) {
   await Deno.writeTextFile(join(out, file), text);
 }
 
+/** Imports that only the build and the scripts use: not dependencies of the package. */
+const BUILD_ONLY = new Set(["typescript", "wabt"]);
 const dependencies: Record<string, string> = {};
 for (const specifier of Object.values(config.imports)) {
   const dependency = npmDependency(specifier);
-  if (dependency !== null && dependency[0] !== "typescript") {
+  if (dependency !== null && !BUILD_ONLY.has(dependency[0])) {
     dependencies[dependency[0]] = dependency[1];
   }
 }
