@@ -72,6 +72,7 @@ writeFileSync(
  */
 
 /** Rank of each byte value, 0 = rarest. */
+// deno-fmt-ignore
 export const BYTE_RANKS: readonly number[] = [
 ${rows.join("\n")}
 ];
