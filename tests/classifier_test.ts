@@ -100,6 +100,9 @@ export const NOT_READ_ONLY: readonly string[] = [
   "alias ls=rm",
   "rm -rf build",
   "touch new.txt",
+  "ls # a comment",
+  "tree -L 2",
+  "tree -Lo 1 pwned",
 ];
 
 /** Commands that must be called read-only. */
@@ -137,13 +140,11 @@ export const READ_ONLY: readonly string[] = [
   "uname -a",
   "date +%Y",
   "basename /a/b.txt .txt",
-  "tree -L 2",
   "sha256sum file",
   "cut -d: -f1 file",
   "tr a-z A-Z",
   "true",
   "echo '$HOME' is literal",
-  "ls # a comment > not a redirect",
 ];
 
 test("classifier: at least 40 adversarial commands are not called read-only", async () => {

@@ -166,7 +166,7 @@ test("契约与分层: src/tools, src/path, src/backends and src/contract import
   const src = resolve(here, "../src");
   const layers = ["tools", "path", "backends", "contract", "permissions", "search"];
   const allowedPackages =
-    /^(node:|valibot$|@valibot\/to-json-schema$|diff$|picomatch$|ignore$|re2js$|web-tree-sitter$|tree-sitter-bash\/)/;
+    /^(node:|valibot$|@valibot\/to-json-schema$|diff$|picomatch$|ignore$|re2js$)/;
   let checked = 0;
   for (const layer of layers) {
     for (const file of await sourceFiles(join(src, layer))) {

@@ -211,6 +211,13 @@ export async function workspace(
     session,
     toolset,
     call: (name, input, signal) =>
-      toolset.call({ name, input, callId: `call-${++n}`, ...(signal ? { signal } : {}) }),
+      // The person approves every `ask`: these workspaces test the tools, not the policy.
+      toolset.call({
+        name,
+        input,
+        callId: `call-${++n}`,
+        approve: () => Promise.resolve(true),
+        ...(signal ? { signal } : {}),
+      }),
   };
 }

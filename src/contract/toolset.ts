@@ -82,9 +82,11 @@ export interface CallRequest extends CallOptions {
   /** The raw JSON input the model sent. */
   readonly input: unknown;
   /**
-   * When given, the reference policy decides the call and `ask` verdicts go
-   * to this function; `deny`, or a `false` answer, gives a `denied` result.
-   * Without it the host owns the user decision (see `prepare`/`execute`).
+   * Receives every `ask` verdict of the reference policy, which decides every
+   * call: `allow` runs, `deny` or a `false` answer gives a `denied` result.
+   * Without it an `ask` verdict is a `denied` result too, whose text tells
+   * the host how to approve; a host that owns the decision itself uses
+   * `prepare` and `execute`.
    */
   readonly approve?: (request: ApprovalRequest) => Promise<boolean>;
 }
@@ -218,7 +220,7 @@ export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): 
 
   async function call(request: CallRequest): Promise<ToolResult> {
     const prepared = await prepare(request.name, request.input);
-    if (prepared.ok && request.approve !== undefined) {
+    if (prepared.ok) {
       const verdict = decide(session.permissions, prepared.effects);
       const base = { callId: request.callId, toolId: prepared.toolId, name: prepared.name };
       if (verdict.decision === "deny") {
@@ -227,11 +229,17 @@ export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): 
           message: `The policy denies this call (${verdict.source}).`,
         });
       }
+      const approve = request.approve;
+      if (verdict.decision === "ask" && approve === undefined) {
+        return failedResult(base, {
+          code: "denied",
+          message: `This call needs the person's approval (${verdict.source}), and the host ` +
+            "gave no way to ask: pass `approve` to call(), or use prepare() and execute().",
+        });
+      }
       // An approver that fails counts as a refusal: the call never runs unapproved.
       const approved = verdict.decision !== "ask" ||
-        await Promise.resolve().then(() => request.approve!({ prepared, verdict })).catch(() =>
-          false
-        );
+        await Promise.resolve().then(() => approve!({ prepared, verdict })).catch(() => false);
       if (!approved) {
         return failedResult(base, {
           code: "denied",

@@ -4,8 +4,6 @@
  *
  * @module
  */
-import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 
 /** What {@link denoPermissionFlags} needs to know. */
 export interface DenoFlagOptions {
@@ -17,18 +15,10 @@ export interface DenoFlagOptions {
   readonly shell?: string;
 }
 
-function packageDirectory(specifier: string): string | null {
-  try {
-    return dirname(fileURLToPath(import.meta.resolve(specifier)));
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The flags a host passes to `deno run` so that the tools work and nothing
- * else is granted: read of the roots (and of the two wasm files the bash
- * classifier loads), write of the working directory, and run of the shell.
+ * else is granted: read of the roots, write of the working directory, and
+ * run of the shell.
  * Under these flags grep's search workers cannot load their modules, so grep
  * scans file by file (correct, slower); a host that also grants read of this
  * package and its npm dependencies gets the workers back.
@@ -39,18 +29,12 @@ function packageDirectory(specifier: string): string | null {
  * ```ts
  * import { denoPermissionFlags } from "@openwork/tools";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
- * // ["--allow-read=/srv/repo,…", "--allow-write=/srv/repo", "--allow-run=bash"]
+ * // ["--allow-read=/srv/repo", "--allow-write=/srv/repo", "--allow-run=bash"]
  * ```
  */
 export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   const readable = [options.workingDirectory];
   if (options.skillRoot) readable.push(options.skillRoot);
-  for (
-    const wasm of ["web-tree-sitter/tree-sitter.wasm", "tree-sitter-bash/tree-sitter-bash.wasm"]
-  ) {
-    const directory = packageDirectory(wasm);
-    if (directory !== null) readable.push(directory);
-  }
   return [
     `--allow-read=${readable.join(",")}`,
     `--allow-write=${options.workingDirectory}`,
