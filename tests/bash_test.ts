@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import process from "node:process";
 import {
   type BashOutput,
+  type CallRequest,
   createNodeFileSystem,
   createSession,
   finalizeToolset,
@@ -83,11 +84,17 @@ async function bashWorkspace(processes: ProcessBackend) {
     processes,
     environment: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir.path, LANG: "C.UTF-8" },
   });
+  const toolset = finalizeToolset({ session, select: ["bash"] });
   return {
     dir: dir.path,
     cleanup: dir.cleanup,
     session,
-    toolset: finalizeToolset({ session, select: ["bash"] }),
+    // The person approves every command: these tests are about running it, not the policy.
+    toolset: {
+      ...toolset,
+      call: (request: CallRequest) =>
+        toolset.call({ approve: () => Promise.resolve(true), ...request }),
+    },
   };
 }
 
