@@ -14,10 +14,12 @@
  * const toolset = finalizeToolset({ session });
  * const turn = new AbortController();
  * const result = await toolset.call({
- *   name: "grep",
- *   input: { pattern: "TODO" },
+ *   name: "edit",
+ *   input: { path: "README.md", old_text: "TODO", new_text: "DONE" },
  *   callId: "call-1",
  *   signal: turn.signal,
+ *   // Asked for every call the policy does not allow outright; without it those are denied.
+ *   approve: ({ prepared }) => Promise.resolve(confirm(`Allow ${prepared.name}?`)),
  * });
  * console.log(result.output);
  * await undoFileChanges(session, result.artifacts);

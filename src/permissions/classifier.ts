@@ -160,7 +160,9 @@ export async function classifyCommand(
     if (violation === null) continue;
     readOnly = false;
     const gateProblem = await gateViolation(words, session);
-    if (gateProblem !== null) return refuse(violation);
+    if (gateProblem !== null) {
+      return refuse(GATE_PROGRAMS.has(words[0]) ? `${violation}; ${gateProblem}` : violation);
+    }
   }
   return readOnly
     ? {

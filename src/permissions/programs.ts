@@ -95,7 +95,9 @@ const FIND_PREDICATES: ReadonlyMap<string, FindPredicate> = new Map<string, Find
     "-mindepth -size -mtime -mmin -atime -amin -ctime -cmin -perm -user -group -uid -gid -links " +
     "-inum -printf -regextype -lname -ilname -fstype -used")
     .split(" ").map((p): [string, FindPredicate] => [p, [1]]),
-  ...["-newer", "-anewer", "-cnewer", "-samefile"].map((p): [string, FindPredicate] => [p, [1, true]]),
+  ...["-newer", "-anewer", "-cnewer", "-samefile"].map((
+    p,
+  ): [string, FindPredicate] => [p, [1, true]]),
   ...("-empty -print -print0 -prune -not -a -o -and -or -true -false -readable -writable " +
     "-executable -nouser -nogroup -depth -d -mount -xdev -noleaf -daystart -ls -quit -nowarn -warn")
     .split(" ").map((p): [string, FindPredicate] => [p, [0]]),
