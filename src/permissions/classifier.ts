@@ -22,14 +22,21 @@ import { GATE_PROGRAMS, READ_ONLY_PROGRAMS } from "./programs.ts";
 import { parseLiteralCommands } from "./shell_lexer.ts";
 
 /** Environment variables with which the same text runs differently in bash or in a program. */
-const CHANGES_WHAT_RUNS = ["BASH_ENV", "ENV", "BASHOPTS", "SHELLOPTS", "POSIXLY_CORRECT", "CDPATH"];
+const CHANGES_WHAT_RUNS = [
+  "BASH_ENV",
+  "ENV",
+  "BASHOPTS",
+  "SHELLOPTS",
+  "POSIXLY_CORRECT",
+  "SIMPLE_BACKUP_SUFFIX",
+];
 
 /**
  * Why the session's environment stops any command from being proven, or
  * null. bash reads a file named by BASH_ENV before the command, imports
  * functions (`BASH_FUNC_name%%`) that shadow programs, and enables options
  * from BASHOPTS and SHELLOPTS; POSIXLY_CORRECT changes how GNU programs
- * split their words; a PATH entry that is relative or inside the working
+ * split their words (and SIMPLE_BACKUP_SUFFIX where cp and mv put backups); a PATH entry that is relative or inside the working
  * directory lets a file there answer for a whitelisted name.
  */
 export function environmentProblem(
@@ -104,6 +111,10 @@ async function gateViolation(
     throw error;
   }
   if (paths.write.length === 0) return `${name} has no path operand`;
+  for (const path of paths.remove) {
+    const checked = await session.resolvePath(path, "write", "may_create").catch(() => null);
+    if (checked?.display === ".") return `${name} would remove or move the working directory`;
+  }
   for (const [list, access] of [[paths.read, "read"], [paths.write, "write"]] as const) {
     for (const path of list) {
       // `..` is refused outright: rmdir -p and mkdir -p walk the text, not the resolved path.

@@ -370,6 +370,8 @@ export interface GatePaths {
   readonly read: readonly string[];
   /** Paths the command creates, changes or removes. */
   readonly write: readonly string[];
+  /** Of those, the paths it removes or moves away (never the working directory itself). */
+  readonly remove: readonly string[];
 }
 
 /** A file-system gate program: its syntax and how its words divide into reads and writes. */
@@ -394,18 +396,18 @@ function copyLike(sourcesAreWritten: boolean) {
     }
     if (operands.length === 0) throw new NotAdmitted("a copy or move needs a source");
     return sourcesAreWritten
-      ? { read: [], write: [...operands, ...destinations] }
-      : { read: operands, write: destinations };
+      ? { read: [], write: [...operands, ...destinations], remove: operands }
+      : { read: operands, write: destinations, remove: [] };
   };
 }
 
 /** The acceptEdits file-system gate: program → its model. */
-export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map([
+export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, GateModel>([
   [
     "mkdir",
     {
       syntax: syntax("pm:v", "mode= parents verbose"),
-      paths: (p) => ({ read: [], write: p.operands }),
+      paths: (p) => ({ read: [], write: p.operands, remove: [] }),
     },
   ],
   [
@@ -415,18 +417,20 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map([
       paths: (p) => ({
         read: p.options.filter((o) => o.model.path).map((o) => o.value!),
         write: p.operands,
+        remove: [],
       }),
     },
   ],
   [
     "cp",
     {
-      // Left out: -L/-H (copy what links outside point to), -s (symbolic links), -l, -Z.
+      // Left out: -L/-H (copy what links outside point to), -s (symbolic links), -l, -Z, and
+      // -S/--suffix (a backup suffix holding `/` puts the backup anywhere).
       syntax: syntax(
-        "abdfnprRt:@uvxPS:T",
+        "abdfnprRt:@uvxPT",
         "archive attributes-only backup[=] force no-clobber no-dereference no-target-directory " +
           "one-file-system parents preserve[=] no-preserve= recursive reflink[=] remove-destination " +
-          "sparse= strip-trailing-slashes suffix= target-directory=@ update[=] verbose",
+          "sparse= strip-trailing-slashes target-directory=@ update[=] verbose",
       ),
       paths: copyLike(false),
     },
@@ -435,8 +439,8 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map([
     "mv",
     {
       syntax: syntax(
-        "bfnt:@uvS:T",
-        "backup[=] force no-clobber strip-trailing-slashes suffix= target-directory=@ " +
+        "bfnt:@uvT",
+        "backup[=] force no-clobber strip-trailing-slashes target-directory=@ " +
           "no-target-directory update[=] verbose",
       ),
       paths: copyLike(true),
@@ -446,7 +450,7 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map([
     "rmdir",
     {
       syntax: syntax("pv", "ignore-fail-on-non-empty parents verbose"),
-      paths: (p) => ({ read: [], write: p.operands }),
+      paths: (p) => ({ read: [], write: p.operands, remove: p.operands }),
     },
   ],
 ]);
