@@ -19,7 +19,9 @@ try {
     "list",
     "bash",
   ]);
-  const call = (name, input) => toolset.call({ name, input, callId: name });
+  // The person approves every call here: the smoke test is about the installed package working.
+  const call = (name, input) =>
+    toolset.call({ name, input, callId: name, approve: () => Promise.resolve(true) });
   const read = await call("read", { path: "a.txt" });
   assert.match(read.output, /1\thello/);
   const edit = await call("edit", { path: "a.txt", old_text: "world", new_text: "there" });
