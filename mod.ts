@@ -110,7 +110,12 @@ export { denoPermissionFlags } from "./src/backends/deno/flags.ts"; // deno-only
 export type { DenoFlagOptions } from "./src/backends/deno/flags.ts"; // deno-only
 
 export { decide } from "./src/permissions/policy.ts";
-export type { PermissionDecision, PolicyDecision } from "./src/permissions/policy.ts";
+export type {
+  ApprovalAnswer,
+  PermissionDecision,
+  Policy,
+  PolicyDecision,
+} from "./src/contract/policy.ts";
 export { classifyCommand } from "./src/permissions/classifier.ts";
 
 export { builtinRegistry } from "./src/tools/mod.ts";

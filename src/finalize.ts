@@ -6,13 +6,15 @@
 import { buildToolset } from "./contract/toolset.ts";
 import type { FinalizedToolset, FinalizeOptions } from "./contract/toolset.ts";
 import { builtinRegistry } from "./tools/mod.ts";
+import { decide } from "./permissions/policy.ts";
 
 /**
  * Selects tools from the registry (default: the built-in seven), binds the
  * session, and freezes the result: its `definitions` and its dispatch come
  * from the same selected entries, in a stable order, and no method adds,
  * removes or replaces a tool. In `plan` mode, `write` and `edit` are neither
- * advertised nor callable.
+ * advertised nor callable. Every `call` applies `options.policy`, the
+ * reference policy `decide` unless another is given.
  *
  * @example
  * ```ts
@@ -23,5 +25,5 @@ import { builtinRegistry } from "./tools/mod.ts";
  * ```
  */
 export function finalizeToolset(options: FinalizeOptions): FinalizedToolset {
-  return buildToolset(options.registry ?? builtinRegistry(), options);
+  return buildToolset(options.registry ?? builtinRegistry(), options.policy ?? decide, options);
 }

@@ -8,8 +8,7 @@ import type { ToolSessionContext } from "../contract/context.ts";
 import { ToolError } from "../contract/errors.ts";
 import type { Artifact, FileChangeArtifact } from "../contract/result.ts";
 import { withPathLock } from "../path/mod.ts";
-import { sha256Hex } from "../tools/shared/file_change.ts";
-import { MAX_TEXT_BYTES } from "../tools/shared/text.ts";
+import { MAX_TEXT_BYTES, sha256Hex } from "./file_change.ts";
 
 /** What happened to one change. */
 export interface UndoOutcome {

@@ -11,7 +11,6 @@ import { finalizeToolset } from "../finalize.ts";
 import { toAnthropicTools, toOpenAITools } from "../contract/converters.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { PermissionMode } from "../contract/context.ts";
-import { decide } from "../permissions/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
 
 const VERSION = "0.1.0";
@@ -105,34 +104,32 @@ async function runCall(
   const interrupt = () => turn.abort();
   process.once("SIGINT", interrupt);
   try {
-    // prepare → policy → (ask) → execute: the flow a host follows.
-    const prepared = await toolset.prepare(name, input);
-    if (prepared.ok) {
-      const verdict = decide(toolset.session.permissions, prepared.effects);
-      const what = describeEffects(prepared.name, prepared.effects);
-      let refusal: string | null = null;
-      if (verdict.decision === "deny") {
-        refusal = `${what} is not allowed in ${toolset.session.permissions.mode} mode`;
-      } else if (verdict.decision === "ask" && !process.stdin.isTTY) {
-        refusal = `${what} needs approval (${verdict.source}) and there is no terminal to ask; ` +
-          "run it in a terminal, or choose --mode acceptEdits for file edits";
-      } else if (
-        verdict.decision === "ask" && !(await askOnTerminal(`Allow ${what}? (${verdict.source})`))
-      ) {
-        refusal = `${what} was declined`;
-      }
-      if (refusal !== null) {
-        process.stderr.write(`openwork-tools: ${refusal}\n`);
-        return 1;
-      }
-    }
-    const result = await toolset.execute(prepared, {
+    // The toolset's one approval flow, with the terminal as the approver.
+    const result = await toolset.call({
+      name,
+      input,
       callId: "cli-1",
       signal: turn.signal,
+      approve: async ({ prepared, verdict }) => {
+        const what = describeEffects(prepared.name, prepared.effects);
+        if (!process.stdin.isTTY) {
+          return {
+            approved: false,
+            reason: `${what} needs approval (${verdict.source}) and there is no terminal to ask; ` +
+              "run it in a terminal, or choose --mode acceptEdits for file edits",
+          };
+        }
+        return await askOnTerminal(`Allow ${what}? (${verdict.source})`) ||
+          { approved: false, reason: `${what} was declined` };
+      },
       progress: (event) => {
         if (event.kind !== "message") process.stderr.write(event.chunk);
       },
     });
+    if (result.error?.code === "denied") {
+      process.stderr.write(`openwork-tools: ${result.output}\n`);
+      return 1;
+    }
     process.stdout.write((values.json ? JSON.stringify(result, null, 2) : result.output) + "\n");
     return result.ok ? 0 : 1;
   } finally {
@@ -206,9 +203,8 @@ export async function main(args: readonly string[]): Promise<number> {
       return 0;
     }
     if (command === "call") return await runCall(positionals, values);
+    // An unknown mode fails here, in toolsetFor, before the server starts.
     const toolset = await toolsetFor(values);
-    // Checked here so that an unknown mode fails before the server starts.
-    decide(toolset.session.permissions, []);
     // A server runs long: its search workers start now, so the first grep or glob needs no wait.
     toolset.session.filesystem.prepareSearch?.();
     // Loaded here: the other commands never pay for the MCP SDK.

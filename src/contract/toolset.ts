@@ -15,8 +15,8 @@ import { deepFreeze } from "./tool.ts";
 import { failedResult, parseInput, runTool } from "./registry.ts";
 import type { ToolRegistry } from "./registry.ts";
 import { toToolError } from "../backends/errors.ts";
-import { decide } from "../permissions/policy.ts";
-import type { PolicyDecision } from "../permissions/policy.ts";
+import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
+import { describeEffects } from "./effects.ts";
 
 /** What a model is told about one tool. */
 export interface ToolDefinition {
@@ -73,6 +73,8 @@ export interface ApprovalRequest {
   readonly prepared: Extract<PreparedCall, { ok: true }>;
   /** The policy's verdict (always `ask` here). */
   readonly verdict: PolicyDecision;
+  /** The call's signal: a question still open when it aborts should be withdrawn. */
+  readonly signal: AbortSignal;
 }
 
 /** A whole call: name, raw input, and the per-call options. */
@@ -88,7 +90,7 @@ export interface CallRequest extends CallOptions {
    * the host how to approve; a host that owns the decision itself uses
    * `prepare` and `execute`.
    */
-  readonly approve?: (request: ApprovalRequest) => Promise<boolean>;
+  readonly approve?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
 }
 
 /** A frozen toolset bound to a session. */
@@ -113,6 +115,8 @@ export interface FinalizeOptions {
   readonly select?: readonly string[];
   /** The registry to select from (default: the built-in seven). */
   readonly registry?: ToolRegistry;
+  /** The permission policy every `call` applies (default: the reference policy, `decide`). */
+  readonly policy?: Policy;
 }
 
 /** Whether the permission mode hides a tool entirely. */
@@ -136,8 +140,12 @@ function callSignal(options: CallOptions): { signal: AbortSignal; done: () => vo
   return { signal: AbortSignal.any([turn, deadline.signal]), done: () => clearTimeout(timer) };
 }
 
-/** Builds a frozen toolset from `registry`'s selected tools. Used by `finalizeToolset`. */
-export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): FinalizedToolset {
+/** Builds a frozen toolset from `registry`'s selected tools under `policy`. Used by `finalizeToolset`. */
+export function buildToolset(
+  registry: ToolRegistry,
+  policy: Policy,
+  options: FinalizeOptions,
+): FinalizedToolset {
   const { session } = options;
   const known = registry.tools;
   for (const name of options.select ?? []) {
@@ -202,7 +210,7 @@ export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): 
     const tool = dispatch.get(prepared.name)!;
     if (
       session.permissions.mode === "plan" &&
-      decide(session.permissions, prepared.effects).decision === "deny"
+      policy(session.permissions, prepared.effects).decision === "deny"
     ) {
       const message =
         "Plan mode is read-only: this call would change files or run a command not proven read-only.";
@@ -221,12 +229,13 @@ export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): 
   async function call(request: CallRequest): Promise<ToolResult> {
     const prepared = await prepare(request.name, request.input);
     if (prepared.ok) {
-      const verdict = decide(session.permissions, prepared.effects);
+      const verdict = policy(session.permissions, prepared.effects);
       const base = { callId: request.callId, toolId: prepared.toolId, name: prepared.name };
       if (verdict.decision === "deny") {
         return failedResult(base, {
           code: "denied",
-          message: `The policy denies this call (${verdict.source}).`,
+          message: `${describeEffects(prepared.name, prepared.effects)} is not allowed in ` +
+            `${session.permissions.mode} mode (${verdict.source}).`,
         });
       }
       const approve = request.approve;
@@ -238,12 +247,18 @@ export function buildToolset(registry: ToolRegistry, options: FinalizeOptions): 
         });
       }
       // An approver that fails counts as a refusal: the call never runs unapproved.
-      const approved = verdict.decision !== "ask" ||
-        await Promise.resolve().then(() => approve!({ prepared, verdict })).catch(() => false);
+      const answer: ApprovalAnswer = verdict.decision !== "ask" ||
+        await Promise.resolve()
+          .then(() =>
+            approve!({ prepared, verdict, signal: request.signal ?? new AbortController().signal })
+          )
+          .catch(() => false);
+      const approved = typeof answer === "boolean" ? answer : answer.approved === true;
       if (!approved) {
+        const reason = typeof answer === "object" ? answer.reason : undefined;
         return failedResult(base, {
           code: "denied",
-          message: "The person declined this call; do not retry it as is.",
+          message: reason ?? "The person declined this call; do not retry it as is.",
         });
       }
     }

@@ -1,7 +1,8 @@
 /**
  * The MCP server: a finalized toolset served over the Model Context Protocol
  * with the official SDK. `tools/list` comes from the toolset's definitions;
- * `tools/call` goes through prepare → policy → execute.
+ * `tools/call` goes through the toolset's one approval flow (`call`), with
+ * MCP elicitation as the approver.
  *
  * @module
  */
@@ -15,11 +16,10 @@ import type {
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { FinalizedToolset, PreparedCall } from "../contract/toolset.ts";
+import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
+import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
-import { decide } from "../permissions/policy.ts";
-import type { PolicyDecision } from "../permissions/policy.ts";
 
 /** The `_meta` key under which results carry their file-change artifacts. */
 export const ARTIFACTS_META_KEY = "openwork/artifacts";
@@ -43,7 +43,10 @@ export interface McpServerOptions {
 }
 
 function answer(result: ToolResult): CallToolAnswer {
-  const text = result.ok ? result.output : `[${result.error?.code}] ${result.output}`;
+  // The code leads a failure's text once (the result's own text opens with it too).
+  const text = result.ok
+    ? result.output
+    : `[${result.error?.code}] ${result.output.replace(/^Error \([a-z_]+\): /, "")}`;
   return {
     content: [{ type: "text", text }],
     isError: !result.ok,
@@ -53,10 +56,6 @@ function answer(result: ToolResult): CallToolAnswer {
       [ARTIFACTS_META_KEY]: result.artifacts,
     },
   };
-}
-
-function refusal(code: string, text: string): CallToolAnswer {
-  return { content: [{ type: "text", text: `[${code}] ${text}` }], isError: true };
 }
 
 /**
@@ -86,16 +85,23 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
     })),
   }));
 
-  async function approved(
-    prepared: Extract<PreparedCall, { ok: true }>,
-    verdict: PolicyDecision,
-    signal: AbortSignal,
-  ) {
-    if (server.getClientCapabilities()?.elicitation === undefined) return false;
+  /** Asks the person through elicitation; a refusal says why, in words for the model. */
+  async function approve({ prepared, verdict, signal }: ApprovalRequest): Promise<ApprovalAnswer> {
+    const what = describeEffects(prepared.name, prepared.effects);
+    const refused = (how: string) => ({
+      approved: false,
+      reason: `${what} needs the person's approval (${verdict.source}); ${how}. ` +
+        "Prefer read-only commands, or ask the person to allow it.",
+    });
+    if (server.getClientCapabilities()?.elicitation === undefined) {
+      return refused(
+        "this MCP client cannot ask the person (no elicitation support), so it was not run",
+      );
+    }
     try {
       const reply = await server.elicitInput({
         mode: "form",
-        message: `Allow ${describeEffects(prepared.name, prepared.effects)}? (${verdict.source})`,
+        message: `Allow ${what}? (${verdict.source})`,
         requestedSchema: {
           type: "object",
           properties: {
@@ -104,38 +110,16 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
           required: ["approve"],
         },
       }, { signal });
-      return reply.action === "accept" && reply.content?.approve === true;
+      if (reply.action === "accept" && reply.content?.approve === true) return true;
     } catch {
-      return false;
+      // A failed question is a refusal.
     }
+    return refused("the person declined it");
   }
 
   server.setRequestHandler(
     CallToolRequestSchema,
     async (request: CallToolRequest, extra: CallExtra) => {
-      const { name } = request.params;
-      const prepared = await toolset.prepare(name, request.params.arguments ?? {});
-      if (prepared.ok) {
-        const verdict = decide(toolset.session.permissions, prepared.effects);
-        if (verdict.decision === "deny") {
-          return refusal(
-            "denied",
-            `The ${toolset.session.permissions.mode} mode does not allow this call (${verdict.source}).`,
-          );
-        }
-        if (verdict.decision === "ask" && !(await approved(prepared, verdict, extra.signal))) {
-          const how = server.getClientCapabilities()?.elicitation === undefined
-            ? "this MCP client cannot ask the person (no elicitation support), so it was not run"
-            : "the person declined it";
-          return refusal(
-            "denied",
-            `${
-              describeEffects(name, prepared.effects)
-            } needs the person's approval (${verdict.source}); ${how}. ` +
-              "Prefer read-only commands, or ask the person to allow it.",
-          );
-        }
-      }
       const token = request.params._meta?.progressToken;
       let sent = 0;
       const progress = token === undefined
@@ -149,9 +133,12 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
               message: event.kind === "message" ? event.message : event.chunk,
             },
           });
-      const result = await toolset.execute(prepared, {
+      const result = await toolset.call({
+        name: request.params.name,
+        input: request.params.arguments ?? {},
         callId: `mcp-${String(extra.requestId)}`,
         signal: extra.signal,
+        approve,
         ...(progress === undefined ? {} : { progress }),
       });
       return answer(result);

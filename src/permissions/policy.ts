@@ -6,17 +6,7 @@
  */
 import type { PermissionProfile } from "../contract/context.ts";
 import type { ToolEffect } from "../contract/effects.ts";
-
-/** The user-level decision for a call. */
-export type PermissionDecision = "allow" | "ask" | "deny";
-
-/** A decision and the rule that made it (trace provenance). */
-export interface PolicyDecision {
-  /** What to do. */
-  readonly decision: PermissionDecision;
-  /** The rule that decided, e.g. `bash.read_only_whitelist`; for traces. */
-  readonly source: string;
-}
+import type { PermissionDecision, PolicyDecision } from "../contract/policy.ts";
 
 const RANK: Record<PermissionDecision, number> = { allow: 0, ask: 1, deny: 2 };
 

@@ -12,7 +12,7 @@ import { ToolError } from "../contract/errors.ts";
 import { withPathLock } from "../path/mod.ts";
 import { byteLength, MAX_TEXT_BYTES } from "./shared/text.ts";
 import { createParents, readReplaceableText } from "./shared/files.ts";
-import { fileChange, sha256Hex } from "./shared/file_change.ts";
+import { fileChange, sha256Hex } from "../artifacts/file_change.ts";
 
 const EditSchema = v.strictObject({
   path: v.pipe(

@@ -6,8 +6,7 @@
  */
 import { ToolError } from "../../contract/errors.ts";
 
-/** The largest text file `write`, `edit` and undo will overwrite, and `read`'s output cap. */
-export const MAX_TEXT_BYTES: number = 1024 * 1024;
+export { MAX_TEXT_BYTES } from "../../artifacts/file_change.ts";
 
 export { BINARY_SNIFF_BYTES, looksBinary } from "../../search/scan.ts";
 import { looksBinary } from "../../search/scan.ts";

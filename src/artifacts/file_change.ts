@@ -4,7 +4,10 @@
  *
  * @module
  */
-import type { FileChangeArtifact } from "../../contract/result.ts";
+import type { FileChangeArtifact } from "../contract/result.ts";
+
+/** The largest text file `write`, `edit` and undo will overwrite, and `read`'s output cap. */
+export const MAX_TEXT_BYTES: number = 1024 * 1024;
 
 /** Hex SHA-256 of a text's UTF-8 bytes. */
 export async function sha256Hex(text: string | Uint8Array): Promise<string> {
