@@ -58,7 +58,7 @@ function npmDependency(specifier: string): [string, string] | null {
 // 1. Stage.
 await Deno.remove(out, { recursive: true }).catch(() => {});
 await Deno.mkdir(out, { recursive: true });
-const sources = ["mod.ts", "cli.ts"];
+const sources = ["mod.ts", "cli.ts", "mcp.ts"];
 for (const folder of ["src", "tests"]) {
   for await (const file of walkFiles(join(repo, folder))) sources.push(relative(repo, file));
 }
@@ -120,7 +120,7 @@ await Deno.writeTextFile(
         rootDir: ".",
         outDir: ".",
       },
-      include: ["mod.ts", "cli.ts", "src/**/*.ts", "tests/**/*.ts"],
+      include: ["mod.ts", "cli.ts", "mcp.ts", "src/**/*.ts", "tests/**/*.ts"],
       exclude: ["node_modules"],
     },
     null,
@@ -147,7 +147,10 @@ const publishPackage = {
   type: "module",
   main: "./mod.js",
   types: "./mod.d.ts",
-  exports: { ".": { types: "./mod.d.ts", default: "./mod.js" } },
+  exports: {
+    ".": { types: "./mod.d.ts", default: "./mod.js" },
+    "./mcp": { types: "./mcp.d.ts", default: "./mcp.js" },
+  },
   bin: { "openwork-tools": "./cli.js" },
   engines: { node: ">=20" },
   files: ["mod.js", "mod.d.ts", "cli.js", "cli.d.ts", "src/", "README.md", "LICENSE"],

@@ -65,7 +65,8 @@ function answer(result: ToolResult): CallToolAnswer {
  *
  * @example
  * ```ts
- * import { createMcpServer, createSession, finalizeToolset } from "@openwork/tools";
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { createMcpServer } from "@openwork/tools/mcp";
  * import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
  * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
  * await createMcpServer(toolset).connect(new StdioServerTransport());
