@@ -14,5 +14,5 @@ export {
   MAX_SEGMENT_BYTES,
   resolvePath,
 } from "./resolver.ts";
-export type { SessionRoots } from "./resolver.ts";
+export type { EntryKind, PathProbe, SessionRoots } from "./resolver.ts";
 export { withPathLock } from "./lock.ts";

@@ -6,7 +6,19 @@
  */
 import { isAbsolute, posix } from "node:path";
 import { ToolError } from "../contract/errors.ts";
-import type { AsyncFileSystem, EntryKind } from "../backends/filesystem.ts";
+/** What an entry of a file system is; symbolic links are reported, not followed. */
+export type EntryKind = "file" | "directory" | "symlink" | "other";
+
+/**
+ * What the resolver needs of a file system: its two resolver primitives. A
+ * backend's file system provides them; the path layer names no backend.
+ */
+export interface PathProbe {
+  /** The canonical path, following every symbolic link; throws `not_found` when missing. */
+  realPath(path: string): Promise<string>;
+  /** Metadata without following a final symbolic link. */
+  lstat(path: string): Promise<{ readonly kind: EntryKind }>;
+}
 import {
   type CheckedPath,
   mintCheckedPath,
@@ -67,7 +79,7 @@ function displayOf(root: string, real: string, kind: RootKind): string {
   return relative === "" ? "." : relative;
 }
 
-async function canonicalRoot(filesystem: AsyncFileSystem, root: string): Promise<string> {
+async function canonicalRoot(filesystem: PathProbe, root: string): Promise<string> {
   try {
     return await filesystem.realPath(root);
   } catch {
@@ -76,7 +88,7 @@ async function canonicalRoot(filesystem: AsyncFileSystem, root: string): Promise
 }
 
 async function existingPrefix(
-  filesystem: AsyncFileSystem,
+  filesystem: PathProbe,
   joined: string,
   input: string,
 ): Promise<{ real: string; missing: string[] }> {
@@ -123,7 +135,7 @@ async function existingPrefix(
  * the read-only and protected rules.
  */
 export async function resolvePath(
-  filesystem: AsyncFileSystem,
+  filesystem: PathProbe,
   roots: SessionRoots,
   input: string,
   access: PathAccess,

@@ -1,0 +1,137 @@
+/**
+ * The layering of `src/`: every import looks down the one order written
+ * here, no two folders import each other (directly or around a cycle), and
+ * no runtime adapter imports another.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The layers of `src/`, bottom first: a file may import its own layer and the
+ * ones below it, never one above. A layer is a folder or a file of `src/`.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ["errors.ts"],
+  ["path"],
+  ["search"],
+  ["backends"],
+  ["contract"],
+  ["permissions"],
+  ["artifacts"],
+  ["tools"],
+  ["session.ts", "finalize.ts"],
+  ["mcp"],
+  ["cli"],
+];
+
+/** Runtime adapters: folders that must never import one another. */
+const ADAPTERS: readonly string[] = ["backends/deno", "backends/node", "backends/memory"];
+
+const src = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
+
+async function sourceFiles(directory: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(directory, { withFileTypes: true })) {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) found.push(...await sourceFiles(path));
+    else if (/\.(ts|js)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) found.push(path);
+  }
+  return found;
+}
+
+/** Every relative import of `src/`, type-only and dynamic ones included, as [from, to] paths below `src/`. */
+async function imports(): Promise<[string, string][]> {
+  const edges: [string, string][] = [];
+  for (const file of await sourceFiles(src)) {
+    // Comments (JSDoc examples among them) are not imports.
+    const text = (await readFile(file, "utf8")).replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/^\s*\/\/.*$/gm, "");
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*["'](\.[^"']+)["']/g)) {
+      edges.push([relative(src, file), relative(src, resolve(dirname(file), match[1]))]);
+    }
+  }
+  return edges;
+}
+
+function layerOf(path: string): number {
+  const top = path.split("/")[0];
+  const index = LAYERS.findIndex((layer) => layer.includes(top));
+  assert.notEqual(index, -1, `${path} is in no layer: add its folder to LAYERS`);
+  return index;
+}
+
+/** The folder of a file below `src/` (`""` for `src/` itself). */
+const folderOf = (path: string) => (path.includes("/") ? dirname(path) : "");
+
+test("契约与分层: every import in src/ looks down the layer order", async () => {
+  const edges = await imports();
+  assert.ok(edges.length > 100, `${edges.length} imports read`);
+  const upward = edges.filter(([from, to]) => {
+    assert.ok(!to.startsWith(".."), `${from} imports outside src: ${to}`);
+    return layerOf(to) > layerOf(from);
+  });
+  assert.deepEqual(upward.map(([from, to]) => `${from} → ${to}`), []);
+});
+
+test("契约与分层: src/ imports no host code and only the packages it declares", async () => {
+  const packages = /^(node:|valibot$|@valibot\/to-json-schema$|diff$|picomatch$|ignore$|re2js$)/;
+  const hosts = ["mcp", "cli"]; // the only layers that may import the MCP SDK
+  let checked = 0;
+  for (const file of await sourceFiles(src)) {
+    const where = relative(src, file);
+    if (hosts.includes(where.split("/")[0])) continue;
+    const text = (await readFile(file, "utf8")).replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/^\s*\/\/.*$/gm, "");
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*["']([^"'.][^"']*)["']/g)) {
+      assert.match(match[1], packages, `${where} imports ${match[1]}`);
+      checked++;
+    }
+  }
+  assert.ok(checked > 20, `only ${checked} package imports were checked`);
+});
+
+test("契约与分层: only the path layer and the backends unwrap checked paths", async () => {
+  const unwrapping = (await imports()).filter(([from, to]) =>
+    to === "path/checked_path.ts" && !/^(path|backends)\//.test(from)
+  );
+  assert.deepEqual(unwrapping.map(([from, to]) => `${from} → ${to}`), []);
+});
+
+test("契约与分层: no runtime adapter imports another", async () => {
+  const adapterOf = (path: string) => ADAPTERS.find((a) => path.startsWith(a + "/"));
+  const crossing = (await imports()).filter(([from, to]) => {
+    const [a, b] = [adapterOf(from), adapterOf(to)];
+    return a !== undefined && b !== undefined && a !== b;
+  });
+  assert.deepEqual(crossing.map(([from, to]) => `${from} → ${to}`), []);
+});
+
+test("契约与分层: no folder-level import cycle in src/", async () => {
+  const graph = new Map<string, Set<string>>();
+  for (const [from, to] of await imports()) {
+    const [a, b] = [folderOf(from), folderOf(to)];
+    if (a === b) continue;
+    if (!graph.has(a)) graph.set(a, new Set());
+    graph.get(a)!.add(b);
+  }
+  // Depth-first search; a back edge closes a cycle, reported as its folders in order.
+  const cycles: string[] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (folder: string) => {
+    state.set(folder, "open");
+    path.push(folder);
+    for (const next of graph.get(folder) ?? []) {
+      if (state.get(next) === "open") {
+        cycles.push([...path.slice(path.indexOf(next)), next].map((f) => f || "src").join(" → "));
+      } else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(folder, "done");
+  };
+  for (const folder of [...graph.keys()].sort()) if (!state.has(folder)) visit(folder);
+  assert.deepEqual(cycles, []);
+});
