@@ -986,6 +986,7 @@ test("classifier: plan mode runs none of the must-not commands", async () => {
     const home = join(dir.path, "home");
     await fs.mkdir(join(work, "src"), { recursive: true });
     await fs.mkdir(join(work, "victim"));
+    await fs.mkdir(join(work, "d"));
     await fs.mkdir(home);
     const files: Record<string, string> = {
       "src/a.ts": "export const a = 1;\n",
@@ -995,6 +996,8 @@ test("classifier: plan mode runs none of the must-not commands", async () => {
       "a.txt": "a\na\n",
       "file": "3\n1\n2\n",
       "victim/keep.txt": "keep\n",
+      // A directory, as in the corpus's own layout: diff with a directory operand is refused.
+      "d/a": "a\n",
     };
     for (const [path, text] of Object.entries(files)) await fs.writeFile(join(work, path), text);
     // Let the directories' times settle before the first snapshot.
