@@ -152,16 +152,22 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
       "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting",
     ),
   ],
-  ["head", model("c:n:qvz0123456789", "bytes= lines= quiet silent verbose zero-terminated")],
+  [
+    "head",
+    model(
+      "c:n:qvz0::1::2::3::4::5::6::7::8::9::",
+      "bytes= lines= quiet silent verbose zero-terminated",
+    ),
+  ],
   [
     "tail",
     model(
-      "c:n:fFqs:vz0123456789",
+      "c:n:fFqs:vz0::1::2::3::4::5::6::7::8::9::",
       "bytes= follow[=] lines= pid= quiet silent retry sleep-interval= verbose zero-terminated " +
         "max-unchanged-stats=",
     ),
   ],
-  ["wc", model("clLmw", "bytes chars lines max-line-length words total=")],
+  ["wc", model("clLmw", "bytes chars lines max-line-length words")],
   [
     "ls",
     // -L and --dereference are left out: with -R they follow links out of the tree.
@@ -196,7 +202,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
       "A:B:C:E:M:T:abce:f:@g:hij:lm:nopqr:st:uvwxFHINPSUV0",
       "after-context= auto-hybrid-regex before-context= binary block-buffered byte-offset " +
         "case-sensitive color= colors= column context= context-separator= count count-matches crlf " +
-        "debug dfa-size-limit= encoding= engine= field-context-separator= field-match-separator= " +
+        "debug dfa-size-limit= encoding= engine[=] field-context-separator= field-match-separator= " +
         "file=@ files files-with-matches files-without-match fixed-strings glob= " +
         "glob-case-insensitive heading help hidden iglob= ignore-case ignore-file=@ " +
         "ignore-file-case-insensitive include-zero invert-match json line-buffered line-number " +
@@ -230,7 +236,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   ],
   ["true", PRINTS],
   ["false", PRINTS],
-  ["basename", model("asz", "multiple suffix= zero", noOperandRead)],
+  ["basename", model("+as:z", "multiple suffix= zero", noOperandRead)],
   ["dirname", model("z", "zero", noOperandRead)],
   [
     "realpath",
@@ -324,7 +330,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   ["comm", model("123z", "check-order nocheck-order output-delimiter= total zero-terminated")],
   ["tac", model("brs:", "before regex separator=")],
   ["rev", model("", "")],
-  ["fold", model("bsw:0123456789", "bytes spaces width=")],
+  ["fold", model("bsw:0::1::2::3::4::5::6::7::8::9::", "bytes spaces width=")],
   ["paste", model("d:sz", "delimiters= serial zero-terminated")],
   ["seq", model("+f:s:w", "format= separator= equal-width", noOperandRead)],
   [
@@ -348,7 +354,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   ["sha1sum", HASH],
   ["sha256sum", HASH],
   ["sha512sum", HASH],
-  ["which", model("+as", "")],
+  ["which", model("+a", "")],
   ["whoami", model("", "", atMostOperands(0, "whoami takes no operand"))],
   ["id", model("agnruzGZ", "context group groups name real user zero", noOperandRead)],
   [
@@ -430,7 +436,7 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
         "abdfnprRt:@uvxPT",
         "archive attributes-only backup[=] force no-clobber no-dereference no-target-directory " +
           "one-file-system parents preserve[=] no-preserve= recursive reflink[=] remove-destination " +
-          "sparse= strip-trailing-slashes target-directory=@ update[=] verbose",
+          "sparse= strip-trailing-slashes target-directory=@ update verbose",
       ),
       paths: copyLike(false),
     },
@@ -441,7 +447,7 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
       syntax: syntax(
         "bfnt:@uvT",
         "backup[=] force no-clobber strip-trailing-slashes target-directory=@ " +
-          "no-target-directory update[=] verbose",
+          "no-target-directory update verbose",
       ),
       paths: copyLike(true),
     },
@@ -449,7 +455,7 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
   [
     "rmdir",
     {
-      syntax: syntax("pv", "ignore-fail-on-non-empty parents verbose"),
+      syntax: syntax("v", "ignore-fail-on-non-empty verbose"),
       paths: (p) => ({ read: [], write: p.operands, remove: p.operands }),
     },
   ],
