@@ -20,6 +20,11 @@ export interface ProgramModel {
    * {@link NotAdmitted} for a combination outside the model.
    */
   readonly read: (parsed: ParsedArguments, args: readonly string[]) => readonly string[];
+  /**
+   * Whether a directory among them is refused: the program reads the entries
+   * of a directory it is given, following links there (diff).
+   */
+  readonly noDirectories?: boolean;
 }
 
 /** Every path-valued option's value, then the operands the `operands` function picks. */
@@ -135,6 +140,10 @@ const DATE = model(
   "d:I::r:@Ru",
   "date= debug iso-8601[=] reference=@ resolution rfc-3339= rfc-email universal utc uct",
   (parsed) => {
+    // A date string may name a time-zone file (TZ="/path"), which date then reads.
+    if (parsed.options.some((o) => o.value?.includes("TZ=") ?? false)) {
+      throw new NotAdmitted("a date string naming a time zone reads a file");
+    }
     // An operand other than +FORMAT sets the clock.
     if (parsed.operands.some((o) => !o.startsWith("+")) || parsed.operands.length > 1) {
       throw new NotAdmitted("date with an operand other than one +FORMAT sets the clock");
@@ -313,15 +322,19 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   [
     "diff",
     // Left out: -r (follows links while recursing), -l (runs pr), -N and -S.
-    model(
-      "0123456789abBcC:dD:eEF:hHiI:L:nptTuU:vwW:x:X:@yZ",
-      "normal brief report-identical-files context[=] unified[=] ed rcs side-by-side expand-tabs " +
-        "initial-tab ignore-case ignore-tab-expansion ignore-trailing-space ignore-space-change " +
-        "ignore-all-space ignore-blank-lines ignore-matching-lines= text strip-trailing-cr minimal " +
-        "speed-large-files suppress-common-lines left-column width= label= exclude= exclude-from=@ " +
-        "show-function-line= show-c-function color[=] palette= from-file=@ to-file=@ no-dereference " +
-        "ifdef= tabsize= suppress-blank-empty",
-    ),
+    {
+      ...model(
+        "0123456789abBcC:dD:eEF:hHiI:L:nptTuU:vwW:x:X:@yZ",
+        "normal brief report-identical-files context[=] unified[=] ed rcs side-by-side expand-tabs " +
+          "initial-tab ignore-case ignore-tab-expansion ignore-trailing-space ignore-space-change " +
+          "ignore-all-space ignore-blank-lines ignore-matching-lines= text strip-trailing-cr minimal " +
+          "speed-large-files suppress-common-lines left-column width= label= exclude= exclude-from=@ " +
+          "show-function-line= show-c-function color[=] palette= from-file=@ to-file=@ no-dereference " +
+          "ifdef= tabsize= suppress-blank-empty",
+      ),
+      // diff DIR FILE compares DIR/FILE, and diff DIR DIR every entry, following links in them.
+      noDirectories: true,
+    },
   ],
   [
     "cmp",
