@@ -6,8 +6,7 @@
  * the first 20 of them. It first prints the classifier's latency on a typical
  * command: the first call in the process and the median of warm calls.
  *
- * Run: deno run --allow-read --allow-write=/tmp --allow-env --allow-run=bash \
- *        bench/classifier_oracle.ts [LINES=100000] [SEED=today's UTC date] [LC_ALL=C]
+ * Run: deno task bench:classifier [LINES=100000] [SEED=today's UTC date] [LC_ALL=C]
  *
  * A seed reproduces its lines as long as the whitelist tables in
  * src/permissions/programs.ts are unchanged (the generator draws options from them).
