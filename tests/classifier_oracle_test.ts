@@ -14,6 +14,7 @@ import {
   type ClassifierReading,
   createBashOracle,
   dailySeed,
+  disagreement,
   formatDifference,
   generateLines,
   runOracle,
@@ -44,6 +45,19 @@ test("classifier oracle: bash records exactly what it runs, and a wrong reading 
       assert.deepEqual(execution.problems, [], JSON.stringify(line));
       assert.deepEqual(execution.recorded, expected, JSON.stringify(line));
     }
+    // Alternatives: each `whoami` runs in one of the two runs, so a reading of both agrees,
+    // while a reading of three, or of an `x` never run, does not.
+    const alternatives = await oracle.run("false && whoami || whoami");
+    assert.deepEqual(alternatives.byStatus, [[["false"], ["whoami"]], [["false"], ["whoami"]]]);
+    assert.equal(disagreement([["false"], ["whoami"], ["whoami"]], alternatives), null);
+    assert.match(
+      disagreement([["false"], ["whoami"], ["whoami"], ["whoami"]], alternatives) ?? "",
+      /read 3 times, ran 2 in all/,
+    );
+    assert.match(
+      disagreement([["false"], ["whoami"], ["x"]], alternatives) ?? "",
+      /\["x"\] was read but never ran/,
+    );
     // A file made by the line is reported, and the next line starts from the layout again.
     const written = await oracle.run("echo x > made.txt");
     assert.deepEqual(written.recorded, [["echo", "x"]]);
@@ -56,7 +70,14 @@ test("classifier oracle: bash records exactly what it runs, and a wrong reading 
   }
 
   // The real classifier on plain lines: all read-only, no difference.
-  const plain = ["ls -la", `cat 'a b' "c"`, "ls\npwd", "grep -rn TODO src | wc -l", "cat a\\ b"];
+  const plain = [
+    "ls -la",
+    `cat 'a b' "c"`,
+    "ls\npwd",
+    "grep -rn TODO src | wc -l",
+    "cat a\\ b",
+    "false && whoami || whoami",
+  ];
   const clean = await runOracle(plain);
   assert.equal(clean.executed, plain.length, "every plain line is called read-only");
   assert.deepEqual(clean.differences.map(formatDifference), []);

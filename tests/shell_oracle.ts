@@ -18,10 +18,10 @@
  *   argv and nothing else happens;
  * - `runOracle` classifies each line and executes only those called
  *   read-only, twice (stubs exiting 0, then 1, so both sides of `&&` and `||`
- *   run), and reports every line where the multiset of recorded argv lists
- *   differs from the classifier's commands, where a file changed, or where
- *   bash printed anything (the stubs print nothing, so any output is bash
- *   reading the line differently: a syntax error, a failed redirection).
+ *   run), and reports every line where the recorded argv lists are not the
+ *   classifier's commands (see `disagreement`), where a file changed, or
+ *   where bash printed anything (the stubs print nothing, so any output is
+ *   bash reading the line differently: a syntax error, a failed redirection).
  *
  * Safety: lines not called read-only are never executed. An executed line
  * finds no real program (PATH is the stub directory, builtins are
@@ -712,8 +712,10 @@ export function generateLines(seed: number, count: number): string[] {
 
 /** What bash ran for one line, over the runs with stubs exiting 0 and 1. */
 export interface LineExecution {
-  /** The recorded argv lists: for each distinct list, the most times one run ran it. */
+  /** The recorded argv lists, sorted: for each distinct list, the most times one run ran it. */
   readonly recorded: readonly (readonly string[])[];
+  /** The argv lists each run recorded, sorted: stubs exiting 0, then 1. */
+  readonly byStatus: readonly (readonly (readonly string[])[])[];
   /** Anything else that went wrong: files changed, output, a timeout, a torn record. */
   readonly problems: readonly string[];
 }
@@ -1015,15 +1017,14 @@ export async function createBashOracle(options: BashOracleOptions = {}): Promise
     async run(line) {
       const counts = new Map<string, number>();
       const problems: string[] = [];
+      const byStatus: string[][][] = [];
       for (const status of [0, 1]) {
         const once = await runOnce(line, status);
         problems.push(...once.problems);
-        const here = new Map<string, number>();
-        for (const record of once.records) {
-          const key = JSON.stringify(record);
-          here.set(key, (here.get(key) ?? 0) + 1);
+        byStatus.push(once.records.sort(compareArgv));
+        for (const [key, n] of countArgv(once.records)) {
+          counts.set(key, Math.max(counts.get(key) ?? 0, n));
         }
-        for (const [key, n] of here) counts.set(key, Math.max(counts.get(key) ?? 0, n));
       }
       const changes = snapshotChanges(baseline, await snapshot(root, log));
       if (changes.length > 0) {
@@ -1032,10 +1033,10 @@ export async function createBashOracle(options: BashOracleOptions = {}): Promise
         baseline = await snapshot(root, log);
       }
       const recorded: string[][] = [];
-      for (const [key, n] of [...counts].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) {
+      for (const [key, n] of counts) {
         for (let i = 0; i < n; i++) recorded.push(JSON.parse(key));
       }
-      return { recorded, problems };
+      return { recorded: recorded.sort(compareArgv), byStatus, problems };
     },
     close: () => rm(root, { recursive: true, force: true }),
   };
@@ -1074,6 +1075,8 @@ export interface OracleDifference {
   readonly classifier: readonly (readonly string[])[] | null;
   /** What bash ran (see {@link LineExecution.recorded}). */
   readonly recorded: readonly (readonly string[])[];
+  /** What each run ran (see {@link LineExecution.byStatus}). */
+  readonly byStatus: readonly (readonly (readonly string[])[])[];
   /** What differs. */
   readonly problems: readonly string[];
 }
@@ -1106,8 +1109,57 @@ export interface OracleOptions extends BashOracleOptions {
   readonly onProgress?: (done: number) => void;
 }
 
-function sortedKeys(commands: readonly (readonly string[])[]): string[] {
-  return commands.map((c) => JSON.stringify(c)).sort();
+/** Orders argv lists by their JSON text. */
+function compareArgv(a: readonly string[], b: readonly string[]): number {
+  const [x, y] = [JSON.stringify(a), JSON.stringify(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** How many times each argv list (by its JSON text) occurs. */
+function countArgv(commands: readonly (readonly string[])[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const command of commands) {
+    const key = JSON.stringify(command);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * Why what bash ran is not what the classifier read, or null when it is.
+ *
+ * With every stub exiting the same status, each pipeline of an `&&`/`||`
+ * list runs in one run or both (the first, those after `;` or a newline, in
+ * both; those after `&&` in the run exiting 0; those after `||` in the one
+ * exiting 1). So for each argv list: no run may run it more often than the
+ * classifier read it, and the two runs together must run it at least that
+ * often. For lists read once (most) this is equality; a list read twice may
+ * run once in each run (`false && x || x`: the two `x` are alternatives), so
+ * taking the larger count of one run would call a correct reading wrong.
+ */
+export function disagreement(
+  commands: readonly (readonly string[])[],
+  execution: Pick<LineExecution, "byStatus">,
+): string | null {
+  const read = countArgv(commands);
+  const runs = execution.byStatus.map(countArgv);
+  const problems: string[] = [];
+  for (const key of new Set([...read.keys(), ...runs.flatMap((run) => [...run.keys()])])) {
+    const expected = read.get(key) ?? 0;
+    const counts = runs.map((run) => run.get(key) ?? 0);
+    const most = Math.max(...counts);
+    const total = counts.reduce((a, b) => a + b, 0);
+    if (expected === 0) problems.push(`${key} ran (${counts.join("+")}) but was not read`);
+    else if (total === 0) problems.push(`${key} was read but never ran`);
+    else if (most > expected) {
+      problems.push(`${key} ran ${most} times in one run, read ${expected}`);
+    } else if (total < expected) {
+      problems.push(`${key} read ${expected} times, ran ${total} in all`);
+    }
+  }
+  return problems.length === 0
+    ? null
+    : `bash ran other commands than the classifier read: ${problems.join("; ")}`;
 }
 
 /**
@@ -1149,17 +1201,15 @@ export async function runOracle(
           if (reading.commands === null) {
             problems.unshift("called read-only, but the lexer refused the line");
           } else {
-            const expected = sortedKeys(reading.commands);
-            const actual = sortedKeys(execution.recorded);
-            if (expected.join("\n") !== actual.join("\n")) {
-              problems.unshift("bash ran other commands than the classifier read");
-            }
+            const problem = disagreement(reading.commands, execution);
+            if (problem !== null) problems.unshift(problem);
           }
           if (problems.length > 0) {
             differences.push({
               line,
               classifier: reading.commands,
               recorded: execution.recorded,
+              byStatus: execution.byStatus,
               problems,
             });
           }
@@ -1187,6 +1237,9 @@ export function formatDifference(difference: OracleDifference): string {
     `line:       ${JSON.stringify(difference.line)}`,
     `classifier: ${JSON.stringify(difference.classifier)}`,
     `recorded:   ${JSON.stringify(difference.recorded)}`,
+    ...difference.byStatus.map((run, status) =>
+      `  stubs exiting ${status}: ${JSON.stringify(run)}`
+    ),
     ...difference.problems.map((problem) => `  - ${problem}`),
   ].join("\n");
 }
