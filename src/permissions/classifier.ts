@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { posix } from "node:path";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CommandClassification } from "../contract/effects.ts";
 import { NotAdmitted, parseArguments, type ParsedArguments } from "./arguments.ts";
@@ -32,40 +33,84 @@ const CHANGES_WHAT_RUNS = [
 ];
 
 /**
+ * Lists of files or directories in the environment that pick what runs: a
+ * relative entry (an empty one means the current directory) or one inside
+ * the roots lets a file there answer for a whitelisted program or load into
+ * it. ripgrep reads options (`--pre` among them) from RIPGREP_CONFIG_PATH.
+ */
+const PATH_LISTS: readonly (readonly [name: string, separators: RegExp])[] = [
+  ["PATH", /:/],
+  ["LD_LIBRARY_PATH", /:/],
+  ["LD_PRELOAD", /[: ]/],
+  ["LD_AUDIT", /:/],
+  ["RIPGREP_CONFIG_PATH", /$^/],
+];
+
+/** Whether an absolute path, with every link in it followed, lies in a root (or cannot be told). */
+async function resolvesInsideRoots(path: string, session: ToolSessionContext): Promise<boolean> {
+  const segments = path.split("/").filter((s) => s !== "" && s !== ".");
+  // The longest prefix that exists, resolved, and the rest as written.
+  for (let keep = segments.length; keep >= 0; keep--) {
+    let real: string;
+    try {
+      real = await session.filesystem.realPath("/" + segments.slice(0, keep).join("/"));
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "not_found") continue;
+      return true; // unknown: counted as inside, so nothing is proven
+    }
+    const full = posix.join(real, ...segments.slice(keep));
+    return [session.workingDirectory, session.skillRoot].some((root) =>
+      root !== null && (full === root || full.startsWith(root.endsWith("/") ? root : root + "/"))
+    );
+  }
+  return true;
+}
+
+/**
  * Why the session's environment stops any command from being proven, or
  * null. bash reads a file named by BASH_ENV before the command, imports
  * functions (`BASH_FUNC_name%%`) that shadow programs, and enables options
  * from BASHOPTS and SHELLOPTS; POSIXLY_CORRECT changes how GNU programs
- * split their words (and SIMPLE_BACKUP_SUFFIX where cp and mv put backups); a PATH entry that is relative or inside the working
- * directory lets a file there answer for a whitelisted name.
+ * split their words (and SIMPLE_BACKUP_SUFFIX where cp and mv put backups);
+ * and see {@link PATH_LISTS}. Entries are resolved as the read tool resolves
+ * a path, so a link into the working directory counts as inside.
  */
-export function environmentProblem(
-  environment: Readonly<Record<string, string>>,
-  workingDirectory: string,
-): string | null {
+export async function environmentProblem(session: ToolSessionContext): Promise<string | null> {
+  const environment = session.environment;
   for (const name of Object.keys(environment)) {
     if (CHANGES_WHAT_RUNS.includes(name)) return `the environment sets ${name}`;
     if (name.startsWith("BASH_FUNC_")) return `the environment defines a shell function (${name})`;
   }
-  const path = environment.PATH;
-  if (path === undefined) return "the environment has no PATH";
-  for (const entry of path.split(":")) {
-    if (!entry.startsWith("/")) {
-      return `PATH holds the relative entry ${JSON.stringify(entry)}`;
-    }
-    const normal = entry.replace(/\/+$/, "");
-    if (normal === workingDirectory || normal.startsWith(workingDirectory + "/")) {
-      return `PATH holds ${JSON.stringify(entry)}, inside the working directory`;
+  if (environment.PATH === undefined) return "the environment has no PATH";
+  for (const [name, separators] of PATH_LISTS) {
+    const value = environment[name];
+    if (value === undefined || (name !== "PATH" && value === "")) continue;
+    for (const entry of value.split(separators)) {
+      if (name === "LD_PRELOAD" && entry === "") continue; // separators may repeat there
+      if (!entry.startsWith("/") || entry.split("/").includes("..")) {
+        return `${name} holds the entry ${JSON.stringify(entry)}, relative or climbing with '..'`;
+      }
+      if (await resolvesInsideRoots(entry, session)) {
+        return `${name} holds ${JSON.stringify(entry)}, inside the roots`;
+      }
     }
   }
   return null;
+}
+
+/** The files a read-only command reads, and whether directories among them are refused. */
+export interface ReadPaths {
+  /** Operands and option values that name files, as written. */
+  readonly paths: readonly string[];
+  /** Whether a directory among them is refused (see `ProgramModel.noDirectories`). */
+  readonly noDirectories: boolean;
 }
 
 /**
  * The files a simple command reads when it is on the read-only whitelist;
  * throws {@link NotAdmitted} with the reason when it is not.
  */
-export function readOnlyPaths(words: readonly string[]): readonly string[] {
+export function readOnlyPaths(words: readonly string[]): ReadPaths {
   const [name, ...args] = words;
   if (name.includes("/")) throw new NotAdmitted(`${name} is named by a path, not a bare name`);
   const model = READ_ONLY_PROGRAMS.get(name);
@@ -73,21 +118,60 @@ export function readOnlyPaths(words: readonly string[]): readonly string[] {
   const parsed: ParsedArguments = model.syntax === null
     ? { options: [], operands: args }
     : parseArguments(name, model.syntax, args);
-  return model.read(parsed, args);
+  return { paths: model.read(parsed, args), noDirectories: model.noDirectories === true };
 }
 
-/** Why `path`, as a program would read it, is not inside the roots; null when it is. */
+/**
+ * Whether a `..` in `path` follows a symbolic link (or a prefix that cannot
+ * be examined). Prefixes are examined in order, so every earlier `..` is
+ * already known to follow a plain directory, where the text and the kernel
+ * agree.
+ */
+async function linkBeforeParent(path: string, session: ToolSessionContext): Promise<boolean> {
+  const base = path.startsWith("/") ? "" : session.workingDirectory;
+  const segments = path.split("/");
+  for (let i = 1; i < segments.length; i++) {
+    if (segments[i] !== "..") continue;
+    const prefix = posix.normalize(`${base}/${segments.slice(0, i).join("/")}`);
+    const info = await session.filesystem.lstat(prefix).catch(() => null);
+    if (info === null || info.kind === "symlink") return true;
+  }
+  return false;
+}
+
+/**
+ * Why `path`, as a program would read it, is not inside the roots (or is a
+ * directory, when `noDirectories`); null when it is fine.
+ *
+ * A `..` segment after a symbolic link is refused: the kernel resolves
+ * `link/..` from the link's target, while some runtimes (Deno under scoped
+ * permissions) normalize the text before resolving it. The file-system gate
+ * refuses every `..`: rmdir -p and mkdir -p walk the text.
+ */
 async function outsideRoots(
   path: string,
   access: "read" | "write",
   session: ToolSessionContext,
+  noDirectories = false,
 ): Promise<string | null> {
   if (path === "-" && access === "read") return null; // standard input
   // clap (rg) also reads `-f=FILE` as FILE: both readings must be inside.
   const readings = path.startsWith("=") && path.length > 1 ? [path, path.slice(1)] : [path];
   for (const reading of readings) {
+    if (
+      reading.split("/").includes("..") &&
+      (access === "write" || await linkBeforeParent(reading, session))
+    ) {
+      return `${JSON.stringify(reading)} climbs with '..'${
+        access === "read" ? " after a symbolic link" : ""
+      }`;
+    }
     try {
-      await session.resolvePath(reading, access, "may_create");
+      const checked = await session.resolvePath(reading, access, "may_create");
+      if (noDirectories && checked.existed) {
+        const info = await session.filesystem.stat(checked);
+        if (info.kind !== "file") return `${JSON.stringify(reading)} is not a regular file`;
+      }
     } catch (error) {
       return `${JSON.stringify(reading)}: ${(error as Error).message}`;
     }
@@ -117,10 +201,7 @@ async function gateViolation(
   }
   for (const [list, access] of [[paths.read, "read"], [paths.write, "write"]] as const) {
     for (const path of list) {
-      // `..` is refused outright: rmdir -p and mkdir -p walk the text, not the resolved path.
-      if (path === "" || path.split("/").includes("..")) {
-        return `${name} path ${JSON.stringify(path)} is empty or climbs with '..'`;
-      }
+      if (path === "") return `${name} has an empty path`;
       const problem = await outsideRoots(path, access, session);
       if (problem !== null) return `${name} path ${problem}`;
     }
@@ -151,14 +232,15 @@ export async function classifyCommand(
   });
   const parsed = parseLiteralCommands(command);
   if (!parsed.ok) return refuse(parsed.reason);
-  const environment = environmentProblem(session.environment, session.workingDirectory);
+  const environment = await environmentProblem(session);
   if (environment !== null) return refuse(environment);
   let readOnly = true;
   for (const { words } of parsed.commands) {
     let violation: string | null = null;
     try {
-      for (const path of readOnlyPaths(words)) {
-        const problem = await outsideRoots(path, "read", session);
+      const { paths, noDirectories } = readOnlyPaths(words);
+      for (const path of paths) {
+        const problem = await outsideRoots(path, "read", session, noDirectories);
         if (problem !== null) {
           violation = `${words[0]} reads ${problem}`;
           break;

@@ -20,6 +20,11 @@ export interface ProgramModel {
    * {@link NotAdmitted} for a combination outside the model.
    */
   readonly read: (parsed: ParsedArguments, args: readonly string[]) => readonly string[];
+  /**
+   * Whether a directory among them is refused: the program reads the entries
+   * of a directory it is given, following links there (diff).
+   */
+  readonly noDirectories?: boolean;
 }
 
 /** Every path-valued option's value, then the operands the `operands` function picks. */
@@ -135,6 +140,10 @@ const DATE = model(
   "d:I::r:@Ru",
   "date= debug iso-8601[=] reference=@ resolution rfc-3339= rfc-email universal utc uct",
   (parsed) => {
+    // A date string may name a time-zone file (TZ="/path"), which date then reads.
+    if (parsed.options.some((o) => o.value?.includes("TZ=") ?? false)) {
+      throw new NotAdmitted("a date string naming a time zone reads a file");
+    }
     // An operand other than +FORMAT sets the clock.
     if (parsed.operands.some((o) => !o.startsWith("+")) || parsed.operands.length > 1) {
       throw new NotAdmitted("date with an operand other than one +FORMAT sets the clock");
@@ -152,16 +161,22 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
       "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting",
     ),
   ],
-  ["head", model("c:n:qvz0123456789", "bytes= lines= quiet silent verbose zero-terminated")],
+  [
+    "head",
+    model(
+      "c:n:qvz0::1::2::3::4::5::6::7::8::9::",
+      "bytes= lines= quiet silent verbose zero-terminated",
+    ),
+  ],
   [
     "tail",
     model(
-      "c:n:fFqs:vz0123456789",
+      "c:n:fFqs:vz0::1::2::3::4::5::6::7::8::9::",
       "bytes= follow[=] lines= pid= quiet silent retry sleep-interval= verbose zero-terminated " +
         "max-unchanged-stats=",
     ),
   ],
-  ["wc", model("clLmw", "bytes chars lines max-line-length words total=")],
+  ["wc", model("clLmw", "bytes chars lines max-line-length words")],
   [
     "ls",
     // -L and --dereference are left out: with -R they follow links out of the tree.
@@ -196,7 +211,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
       "A:B:C:E:M:T:abce:f:@g:hij:lm:nopqr:st:uvwxFHINPSUV0",
       "after-context= auto-hybrid-regex before-context= binary block-buffered byte-offset " +
         "case-sensitive color= colors= column context= context-separator= count count-matches crlf " +
-        "debug dfa-size-limit= encoding= engine= field-context-separator= field-match-separator= " +
+        "debug dfa-size-limit= encoding= engine[=] field-context-separator= field-match-separator= " +
         "file=@ files files-with-matches files-without-match fixed-strings glob= " +
         "glob-case-insensitive heading help hidden iglob= ignore-case ignore-file=@ " +
         "ignore-file-case-insensitive include-zero invert-match json line-buffered line-number " +
@@ -230,7 +245,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   ],
   ["true", PRINTS],
   ["false", PRINTS],
-  ["basename", model("asz", "multiple suffix= zero", noOperandRead)],
+  ["basename", model("+as:z", "multiple suffix= zero", noOperandRead)],
   ["dirname", model("z", "zero", noOperandRead)],
   [
     "realpath",
@@ -307,15 +322,19 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   [
     "diff",
     // Left out: -r (follows links while recursing), -l (runs pr), -N and -S.
-    model(
-      "0123456789abBcC:dD:eEF:hHiI:L:nptTuU:vwW:x:X:@yZ",
-      "normal brief report-identical-files context[=] unified[=] ed rcs side-by-side expand-tabs " +
-        "initial-tab ignore-case ignore-tab-expansion ignore-trailing-space ignore-space-change " +
-        "ignore-all-space ignore-blank-lines ignore-matching-lines= text strip-trailing-cr minimal " +
-        "speed-large-files suppress-common-lines left-column width= label= exclude= exclude-from=@ " +
-        "show-function-line= show-c-function color[=] palette= from-file=@ to-file=@ no-dereference " +
-        "ifdef= tabsize= suppress-blank-empty",
-    ),
+    {
+      ...model(
+        "0123456789abBcC:dD:eEF:hHiI:L:nptTuU:vwW:x:X:@yZ",
+        "normal brief report-identical-files context[=] unified[=] ed rcs side-by-side expand-tabs " +
+          "initial-tab ignore-case ignore-tab-expansion ignore-trailing-space ignore-space-change " +
+          "ignore-all-space ignore-blank-lines ignore-matching-lines= text strip-trailing-cr minimal " +
+          "speed-large-files suppress-common-lines left-column width= label= exclude= exclude-from=@ " +
+          "show-function-line= show-c-function color[=] palette= from-file=@ to-file=@ no-dereference " +
+          "ifdef= tabsize= suppress-blank-empty",
+      ),
+      // diff DIR FILE compares DIR/FILE, and diff DIR DIR every entry, following links in them.
+      noDirectories: true,
+    },
   ],
   [
     "cmp",
@@ -324,7 +343,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   ["comm", model("123z", "check-order nocheck-order output-delimiter= total zero-terminated")],
   ["tac", model("brs:", "before regex separator=")],
   ["rev", model("", "")],
-  ["fold", model("bsw:0123456789", "bytes spaces width=")],
+  ["fold", model("bsw:0::1::2::3::4::5::6::7::8::9::", "bytes spaces width=")],
   ["paste", model("d:sz", "delimiters= serial zero-terminated")],
   ["seq", model("+f:s:w", "format= separator= equal-width", noOperandRead)],
   [
@@ -348,7 +367,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
   ["sha1sum", HASH],
   ["sha256sum", HASH],
   ["sha512sum", HASH],
-  ["which", model("+as", "")],
+  ["which", model("+a", "")],
   ["whoami", model("", "", atMostOperands(0, "whoami takes no operand"))],
   ["id", model("agnruzGZ", "context group groups name real user zero", noOperandRead)],
   [
@@ -430,7 +449,7 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
         "abdfnprRt:@uvxPT",
         "archive attributes-only backup[=] force no-clobber no-dereference no-target-directory " +
           "one-file-system parents preserve[=] no-preserve= recursive reflink[=] remove-destination " +
-          "sparse= strip-trailing-slashes target-directory=@ update[=] verbose",
+          "sparse= strip-trailing-slashes target-directory=@ update verbose",
       ),
       paths: copyLike(false),
     },
@@ -441,7 +460,7 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
       syntax: syntax(
         "bfnt:@uvT",
         "backup[=] force no-clobber strip-trailing-slashes target-directory=@ " +
-          "no-target-directory update[=] verbose",
+          "no-target-directory update verbose",
       ),
       paths: copyLike(true),
     },
@@ -449,7 +468,7 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
   [
     "rmdir",
     {
-      syntax: syntax("pv", "ignore-fail-on-non-empty parents verbose"),
+      syntax: syntax("v", "ignore-fail-on-non-empty verbose"),
       paths: (p) => ({ read: [], write: p.operands, remove: p.operands }),
     },
   ],
