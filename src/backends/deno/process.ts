@@ -4,14 +4,15 @@
  *
  * @module
  */
-import type { ProcessBackend, ProcessExit } from "../process.ts";
+import type { ProcessBackend, ProcessExit, ProcessOutput } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { groupControl, OwnedGroups, ownedHandle } from "../process_group.ts";
+import { localProcessGroups, procfsGroupProbe } from "../local_process_groups.ts";
+import { OwnedGroups, ownedHandle } from "../process_group.ts";
 import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
-const control: GroupControl = groupControl(
+const control: GroupControl = localProcessGroups(
   (pgid, signal) => {
     try {
       // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
@@ -35,7 +36,46 @@ const control: GroupControl = groupControl(
     }).output();
     return { code, stdout: new TextDecoder().decode(stdout) };
   },
+  procfsGroupProbe,
 );
+
+/** Bytes of the one buffer a pipe is read into. */
+const READ_BYTES = 64 * 1024;
+
+/**
+ * A child's byte stream as a {@link ProcessOutput}: read into one reused
+ * buffer (a BYOB reader), so `yes` makes no garbage.
+ */
+function output(stream: ReadableStream<Uint8Array>): ProcessOutput {
+  let reader: ReadableStreamBYOBReader | null = null;
+  let closed = false;
+  return {
+    async forEach(take) {
+      if (reader !== null) throw new Error("The pipe is already being read.");
+      if (closed) return;
+      const reading = reader = stream.getReader({ mode: "byob" });
+      let buffer = new ArrayBuffer(READ_BYTES);
+      try {
+        while (true) {
+          const next = await reading.read(new Uint8Array(buffer, 0, READ_BYTES));
+          if (next.done) return;
+          take(next.value);
+          buffer = next.value.buffer as ArrayBuffer;
+        }
+      } catch (error) {
+        await reading.cancel().catch(() => {});
+        throw error;
+      } finally {
+        reading.releaseLock();
+      }
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      (reader ?? stream).cancel().catch(() => {});
+    },
+  };
+}
 
 /**
  * Makes the Deno process backend.
@@ -83,8 +123,8 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
         owned,
         {
           pid: child.pid,
-          stdout: child.stdout,
-          stderr: child.stderr,
+          stdout: output(child.stdout),
+          stderr: output(child.stderr),
           exited,
         },
         control,
