@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { ProcessBackend, ProcessExit, ProcessOutput } from "../process.ts";
+import type { ProcessBackend, ProcessExit } from "../process.ts";
+import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
@@ -38,44 +39,6 @@ const control: GroupControl = localProcessGroups(
   },
   procfsGroupProbe,
 );
-
-/** Bytes of the one buffer a pipe is read into. */
-const READ_BYTES = 64 * 1024;
-
-/**
- * A child's byte stream as a {@link ProcessOutput}: read into one reused
- * buffer (a BYOB reader), so `yes` makes no garbage.
- */
-function output(stream: ReadableStream<Uint8Array>): ProcessOutput {
-  let reader: ReadableStreamBYOBReader | null = null;
-  let closed = false;
-  return {
-    async forEach(take) {
-      if (reader !== null) throw new Error("The pipe is already being read.");
-      if (closed) return;
-      const reading = reader = stream.getReader({ mode: "byob" });
-      let buffer = new ArrayBuffer(READ_BYTES);
-      try {
-        while (true) {
-          const next = await reading.read(new Uint8Array(buffer, 0, READ_BYTES));
-          if (next.done) return;
-          take(next.value);
-          buffer = next.value.buffer as ArrayBuffer;
-        }
-      } catch (error) {
-        await reading.cancel().catch(() => {});
-        throw error;
-      } finally {
-        reading.releaseLock();
-      }
-    },
-    close() {
-      if (closed) return;
-      closed = true;
-      (reader ?? stream).cancel().catch(() => {});
-    },
-  };
-}
 
 /**
  * Makes the Deno process backend.
@@ -123,8 +86,9 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
         owned,
         {
           pid: child.pid,
-          stdout: output(child.stdout),
-          stderr: output(child.stderr),
+          // Deno's child pipes are byte streams, read into one reused buffer.
+          stdout: webStreamOutput(child.stdout),
+          stderr: webStreamOutput(child.stderr),
           exited,
         },
         control,

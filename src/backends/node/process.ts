@@ -10,6 +10,7 @@ import type { SocketConstructorOpts } from "node:net";
 import process from "node:process";
 import type { Readable } from "node:stream";
 import type { ProcessBackend, ProcessExit, ProcessOutput } from "../process.ts";
+import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
@@ -114,11 +115,52 @@ function fifoOutput(fd: number): ProcessOutput {
 }
 
 /**
- * A child's own pipe (where FIFOs cannot be made, and under Deno's Node
- * layer, which serves a child through its own pipes), from its 'data'
- * events: each chunk is handed on as it arrives, so none waits in memory.
+ * A web stream over a Node pipe, pulled: the pipe stays in paused mode and a
+ * chunk is read only when the consumer asks, so a fast writer waits in the
+ * pipe, not in memory. Cheaper per chunk than `Readable.toWeb`.
+ */
+function pulledStream(pipe: Readable): ReadableStream<Uint8Array> {
+  let ended = false;
+  let failure: unknown = null;
+  let wake: (() => void) | null = null;
+  const changed = () => new Promise<void>((resolve) => (wake = resolve));
+  const poke = () => wake?.();
+  pipe.on("readable", poke);
+  pipe.once("end", () => {
+    ended = true;
+    poke();
+  });
+  pipe.once("error", (error) => {
+    failure = error;
+    poke();
+  });
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (true) {
+        const chunk = pipe.read() as Uint8Array | null;
+        if (chunk !== null) return controller.enqueue(chunk);
+        if (failure !== null) return controller.error(failure);
+        if (ended) return controller.close();
+        await changed();
+      }
+    },
+    cancel() {
+      pipe.destroy();
+      poke();
+    },
+  }, { highWaterMark: 0 });
+}
+
+/**
+ * A child's own pipe, where FIFOs cannot be made or under Deno's Node layer
+ * (which serves a child through its own pipes). Under Node, from its 'data'
+ * events, each chunk handed on as it arrives: the pulled stream takes 1.4
+ * times as long to drain `head -c 2G /dev/zero`. Under Deno's Node layer,
+ * pulled: flowing 'data' events there let memory grow by 0.4 of what `yes`
+ * writes in 2 s, the pulled stream by 0.13.
  */
 function streamOutput(pipe: Readable): ProcessOutput {
+  if (process.versions.deno !== undefined) return webStreamOutput(pulledStream(pipe));
   return pushed((deliver) => pipe.on("data", deliver), () => pipe.destroy());
 }
 
