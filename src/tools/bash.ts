@@ -18,7 +18,7 @@ import type { ProcessOutput } from "../backends/process.ts";
 /** Default `timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** Largest `timeout_ms`. */
-export const MAX_TIMEOUT_MS = 600_000;
+const MAX_TIMEOUT_MS = 600_000;
 /** Bytes kept from the start, and from the end, of each stream. */
 export const KEPT_BYTES: number = 16 * 1024;
 /** How long to wait for pipes to close once the group is gone (a process outside the group may hold them). */
