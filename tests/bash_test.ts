@@ -452,6 +452,34 @@ for (const { name, create } of await processBackends()) {
     }
   });
 
+  test(`bash (${name}): a pipe has one reader, and a pipe closed before reading ends at once`, async () => {
+    const backend = create();
+    const dir = await tempDir();
+    try {
+      const session = await createSession({ workingDirectory: dir.path, processes: backend });
+      const cwd = await session.resolvePath(".", "read", "must_exist");
+      const handle = await backend.spawn({
+        command: "bash",
+        args: ["-c", "echo out; sleep 0.2; echo err >&2"],
+        cwd,
+        env: {},
+      });
+      handle.stderr.close();
+      let text = "";
+      const decoder = new TextDecoder();
+      const reading = handle.stdout.forEach((chunk) => (text += decoder.decode(chunk)));
+      await assert.rejects(handle.stdout.forEach(() => {}), /already being read/);
+      await handle.stderr.forEach(() => assert.fail("a closed pipe hands on nothing"));
+      await reading;
+      assert.equal(text, "out\n");
+      // With stderr closed, the shell's last write ends it with SIGPIPE.
+      assert.deepEqual(await handle.exited, { code: null, signal: "SIGPIPE" });
+      assert.equal(await handle.terminate(), true);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
   test(`bash (${name}): a command that cannot start is spawn_failed`, async () => {
     const backend = create();
     const dir = await tempDir();
