@@ -95,7 +95,6 @@ export type {
   ProcessExit,
   ProcessHandle,
   ProcessOutput,
-  PushedOutput,
   SpawnRequest,
 } from "./src/backends/process.ts";
 export type { ScanLine, ScanMode, ScanRequest, ScanResult } from "./src/search/scan.ts";

@@ -10,11 +10,14 @@ const session = await createSession({
   environment: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
 });
 const toolset = finalizeToolset({ session, select: ["bash"] });
+// The person approves every command: the bench measures running it, not the policy.
+const approve = () => Promise.resolve(true);
 const bash = (command, extra = {}) =>
   toolset.call({
     name: "bash",
     input: { command, timeout_ms: 600000 },
     callId: scenario,
+    approve,
     ...extra,
   });
 
@@ -36,6 +39,7 @@ if (scenario === "idle" || scenario === "yes") {
       name: "bash",
       input: { command: "yes", timeout_ms: 10000 },
       callId: "yes",
+      approve,
     });
     console.error(
       `yes: ${result.data.stdout_omitted_bytes} bytes drained, ${result.data.stdout.length} kept`,

@@ -442,17 +442,37 @@ for (const { name, create } of await processBackends()) {
         chunks++;
         throw failure;
       };
-      if ("forEach" in handle.stdout) {
-        await assert.rejects(handle.stdout.forEach(take), failure);
-      } else if (handle.stdout instanceof ReadableStream) {
-        await assert.rejects(handle.stdout.pipeTo(new WritableStream({ write: take })), failure);
-      } else {
-        const chunks = handle.stdout[Symbol.asyncIterator]();
-        await assert.rejects(chunks.next().then(take), failure);
-        await chunks.return?.();
-      }
+      await assert.rejects(handle.stdout.forEach(take), failure);
       assert.equal(chunks, 1);
       // With its reader gone, `yes` dies of SIGPIPE instead of blocking on a full pipe.
+      assert.deepEqual(await handle.exited, { code: null, signal: "SIGPIPE" });
+      assert.equal(await handle.terminate(), true);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  test(`bash (${name}): a pipe has one reader, and a pipe closed before reading ends at once`, async () => {
+    const backend = create();
+    const dir = await tempDir();
+    try {
+      const session = await createSession({ workingDirectory: dir.path, processes: backend });
+      const cwd = await session.resolvePath(".", "read", "must_exist");
+      const handle = await backend.spawn({
+        command: "bash",
+        args: ["-c", "echo out; sleep 0.2; echo err >&2"],
+        cwd,
+        env: {},
+      });
+      handle.stderr.close();
+      let text = "";
+      const decoder = new TextDecoder();
+      const reading = handle.stdout.forEach((chunk) => (text += decoder.decode(chunk)));
+      await assert.rejects(handle.stdout.forEach(() => {}), /already being read/);
+      await handle.stderr.forEach(() => assert.fail("a closed pipe hands on nothing"));
+      await reading;
+      assert.equal(text, "out\n");
+      // With stderr closed, the shell's last write ends it with SIGPIPE.
       assert.deepEqual(await handle.exited, { code: null, signal: "SIGPIPE" });
       assert.equal(await handle.terminate(), true);
     } finally {

@@ -19,8 +19,6 @@ export interface FileInfo {
   readonly size: number;
   /** Permission bits, where the backend knows them. */
   readonly mode: number | null;
-  /** Last modification time in epoch milliseconds, where known. */
-  readonly mtimeMs: number | null;
 }
 
 /** One entry of a directory listing. */

@@ -1,29 +1,16 @@
 /**
- * The one termination path of both process backends, and the ownership
- * table that keeps every group until its end is confirmed.
+ * The one termination path of the process backends, and the ownership
+ * table that keeps every group until its end is confirmed. How a group is
+ * signalled and inspected comes from the backend ({@link GroupControl}).
  *
  * @module
  */
-import { readdir, readFile } from "node:fs/promises";
 import type { ProcessHandle } from "./process.ts";
 
 /** The signals the termination path sends; `probe` only asks whether the group exists. */
 export type GroupSignal = "SIGTERM" | "SIGKILL" | "probe";
 
-/** Runs a bash script with arguments; resolves its exit code and stdout. */
-export type BashRunner = (
-  script: string,
-  args: readonly string[],
-) => Promise<{ code: number; stdout: string }>;
-
-/**
- * Sends a signal to a group directly through the runtime; returns `false`
- * when the group no longer exists. Throws Deno's `NotCapable` when the
- * runtime's permission guard refuses.
- */
-export type DirectSignaller = (pgid: number, signal: GroupSignal) => boolean;
-
-/** What the termination path needs from a runtime. */
+/** What the termination path needs from a backend to signal and inspect a process group. */
 export interface GroupControl {
   /** Sends `signal` to group `pgid`; `false` when the group no longer exists, `true` otherwise or when unsure. */
   signal(pgid: number, signal: GroupSignal): Promise<boolean>;
@@ -37,76 +24,6 @@ export interface TerminationTiming {
   readonly graceMs?: number;
   /** How long to wait for the group to vanish after SIGKILL (default 3000 ms). */
   readonly confirmMs?: number;
-}
-
-/** Member states of group `pgid` read from /proc, or `null` where /proc cannot be read. */
-async function statesFromProc(pgid: number): Promise<string[] | null> {
-  try {
-    const states: string[] = [];
-    for (const name of await readdir("/proc")) {
-      if (!/^\d+$/.test(name)) continue;
-      let stat: string;
-      try {
-        stat = await readFile(`/proc/${name}/stat`, "utf8");
-      } catch (error) {
-        if ((error as { name?: string }).name === "NotCapable") return null;
-        continue; // the process ended meanwhile
-      }
-      // Fields after the command's closing parenthesis: state, ppid, pgrp, …
-      const [state, , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(group) === pgid) states.push(state);
-    }
-    return states;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The group control of a runtime: direct signals while the runtime allows
- * them, else bash's `kill` builtin (Deno's `kill` needs unrestricted
- * `--allow-run`; a host that grants only `--allow-run=bash` keeps a working
- * termination path). Member states come from /proc, else from `ps`.
- */
-export function groupControl(direct: DirectSignaller, bash: BashRunner): GroupControl {
-  let capable = true;
-  const throughBash = async (pgid: number, signal: GroupSignal): Promise<boolean> => {
-    const flag = signal === "probe" ? "-0" : `-${signal.slice(3)}`;
-    try {
-      // Exit status 1: no process is left in the group.
-      return (await bash('kill "$1" -- "-$2" 2>/dev/null', [flag, String(pgid)])).code !== 1;
-    } catch {
-      return true;
-    }
-  };
-  return {
-    signal(pgid, signal) {
-      if (capable) {
-        try {
-          return Promise.resolve(direct(pgid, signal));
-        } catch (error) {
-          // Anything but the permission guard leaves the answer unknown: the group may be alive.
-          if ((error as { name?: string }).name !== "NotCapable") return Promise.resolve(true);
-          capable = false;
-        }
-      }
-      return throughBash(pgid, signal);
-    },
-    async onlyZombiesLeft(pgid) {
-      let states = await statesFromProc(pgid);
-      if (states === null) {
-        try {
-          const { code, stdout } = await bash("ps -eo pgid=,stat=", []);
-          if (code !== 0) return false;
-          states = stdout.split("\n").map((line) => line.trim().split(/\s+/))
-            .filter(([group]) => Number(group) === pgid).map(([, state]) => state);
-        } catch {
-          return false;
-        }
-      }
-      return states.every((state) => state.startsWith("Z"));
-    },
-  };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

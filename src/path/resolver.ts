@@ -28,9 +28,9 @@ import {
 import type { PathAccess, PathIntent, RootKind } from "./checked_path.ts";
 
 /** Longest accepted path, in UTF-16 code units (PATH_MAX on Linux). */
-export const MAX_PATH_LENGTH = 4096;
+const MAX_PATH_LENGTH = 4096;
 /** Longest accepted path segment, in bytes (NAME_MAX on Linux). */
-export const MAX_SEGMENT_BYTES = 255;
+const MAX_SEGMENT_BYTES = 255;
 
 /** The roots a session allows, as given and as canonicalized at session start. */
 export interface SessionRoots {

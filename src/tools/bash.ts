@@ -18,7 +18,7 @@ import type { ProcessOutput } from "../backends/process.ts";
 /** Default `timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** Largest `timeout_ms`. */
-export const MAX_TIMEOUT_MS = 600_000;
+const MAX_TIMEOUT_MS = 600_000;
 /** Bytes kept from the start, and from the end, of each stream. */
 export const KEPT_BYTES: number = 16 * 1024;
 /** How long to wait for pipes to close once the group is gone (a process outside the group may hold them). */
@@ -75,65 +75,10 @@ export interface BashOutput {
   readonly duration_ms: number;
 }
 
-/** How many bytes one read of a byte stream asks for. */
-const READ_BYTES = 64 * 1024;
-
 /**
- * Reads a pipe to its end, or until `stop`; each chunk goes to `take`. `stop`
- * closes the pipe, which ends a read still pending (one reaction, not one per
- * chunk: a race per read would pile up handlers on `stop`).
+ * Drains a pipe into `into`, relaying chunks as progress, until its end or
+ * `stop`, which closes the pipe (one reaction, not one per chunk).
  */
-async function readPipe(
-  pipe: ProcessOutput,
-  take: (chunk: Uint8Array) => void,
-  stop: Promise<void>,
-): Promise<void> {
-  if (pipe instanceof ReadableStream) {
-    // A byte stream is read into one reused buffer: `yes` then makes no garbage.
-    let byob: ReadableStreamBYOBReader | null = null;
-    try {
-      byob = pipe.getReader({ mode: "byob" });
-    } catch {
-      byob = null;
-    }
-    const reader = byob ?? pipe.getReader();
-    const closing = stop.then(() => reader.cancel().catch(() => {}));
-    let buffer = new ArrayBuffer(READ_BYTES);
-    try {
-      while (true) {
-        const next = byob !== null
-          ? await byob.read(new Uint8Array(buffer, 0, READ_BYTES))
-          : await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
-        if (next.done || next.value === undefined) return;
-        take(next.value);
-        if (byob !== null) buffer = next.value.buffer as ArrayBuffer;
-      }
-    } finally {
-      reader.releaseLock();
-      void closing;
-    }
-  }
-  if ("forEach" in pipe) {
-    const closing = stop.then(() => pipe.close());
-    try {
-      return await pipe.forEach(take);
-    } finally {
-      void closing;
-    }
-  }
-  const chunks = pipe[Symbol.asyncIterator]();
-  const closing = stop.then(() => Promise.resolve(chunks.return?.()).catch(() => {}));
-  try {
-    while (true) {
-      const next = await chunks.next();
-      if (next.done) return;
-      take(next.value);
-    }
-  } finally {
-    void closing;
-  }
-}
-
 async function drain(
   pipe: ProcessOutput,
   into: BoundedOutput,
@@ -142,11 +87,12 @@ async function drain(
   stop: Promise<void>,
 ): Promise<void> {
   const decoder = new TextDecoder();
+  void stop.then(() => pipe.close());
   try {
-    await readPipe(pipe, (chunk) => {
+    await pipe.forEach((chunk) => {
       into.push(chunk);
       if (relay.active) relay.emit({ kind, chunk: decoder.decode(chunk, { stream: true }) });
-    }, stop);
+    });
   } catch {
     // A cancelled or broken pipe ends the drain; what was read is kept.
   }

@@ -4,54 +4,41 @@
  *
  * @module
  */
-import type {
-  AsyncFileSystem,
-  DirEntry,
-  FileInfo,
-  ReadChunksOptions,
-  ReadFileOptions,
-} from "../filesystem.ts";
-import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
-import { ToolError } from "../../contract/errors.ts";
-import { toToolError } from "../errors.ts";
-import { permissionBits, temporarySibling } from "../atomic.ts";
+import type { AsyncFileSystem, DirEntry, FileInfo } from "../filesystem.ts";
+import { permissionBits, realFileSystem } from "../real_filesystem.ts";
+import type { FilePrimitives } from "../real_filesystem.ts";
 import { workerSearches } from "../node/scan_pool.ts";
 import { kindOf } from "./entry_kind.ts";
 
 function infoOf(info: Deno.FileInfo): FileInfo {
-  return {
-    kind: kindOf(info),
-    size: info.size,
-    mode: permissionBits(info.mode),
-    mtimeMs: info.mtime?.getTime() ?? null,
-  };
+  return { kind: kindOf(info), size: info.size, mode: permissionBits(info.mode) };
 }
 
-async function openRegular(path: CheckedPath): Promise<{ file: Deno.FsFile; size: number }> {
-  const real = unwrapCheckedPath(path);
-  const before = await Deno.lstat(real).catch((e) => {
-    throw toToolError(e, "read", path.display);
-  });
-  if (before.isDirectory) throw new ToolError("is_directory", `${path.display} is a directory.`);
-  if (!before.isFile) {
-    throw new ToolError(
-      "not_a_regular_file",
-      `${path.display} is not a regular file; it is not opened.`,
-    );
-  }
-  const file = await Deno.open(real, { read: true }).catch((e) => {
-    throw toToolError(e, "read", path.display);
-  });
-  const info = await file.stat();
-  if (!info.isFile) {
-    file.close();
-    throw new ToolError(
-      "not_a_regular_file",
-      `${path.display} is not a regular file; it is not opened.`,
-    );
-  }
-  return { file, size: info.size };
-}
+const DENO_FILES: FilePrimitives = {
+  realPath: (path) => Deno.realPath(path),
+  lstat: async (path) => infoOf(await Deno.lstat(path)),
+  stat: async (path) => infoOf(await Deno.stat(path)),
+  async readDir(path) {
+    const entries: DirEntry[] = [];
+    for await (const entry of Deno.readDir(path)) {
+      entries.push({ name: entry.name, kind: kindOf(entry) });
+    }
+    return entries;
+  },
+  async openRead(path) {
+    const file = await Deno.open(path, { read: true });
+    return {
+      read: async (into) => (await file.read(into)) ?? 0,
+      stat: async () => infoOf(await file.stat()),
+      close: () => file.close(),
+    };
+  },
+  writeNew: (path, data, mode) => Deno.writeFile(path, data, { createNew: true, mode }),
+  chmod: (path, mode) => Deno.chmod(path, mode),
+  rename: (from, to) => Deno.rename(from, to),
+  mkdir: (path) => Deno.mkdir(path),
+  remove: (path) => Deno.remove(path),
+};
 
 /**
  * Makes the Deno file-system backend.
@@ -67,107 +54,6 @@ export function createDenoFileSystem(): AsyncFileSystem {
   // node:worker_threads), with Deno's own directory listing.
   return {
     ...workerSearches(new URL("./scan_worker.ts", import.meta.url)),
-    async realPath(path) {
-      try {
-        return await Deno.realPath(path);
-      } catch (e) {
-        throw toToolError(e, "resolve", path);
-      }
-    },
-    async lstat(path) {
-      try {
-        return infoOf(await Deno.lstat(path));
-      } catch (e) {
-        throw toToolError(e, "inspect", path);
-      }
-    },
-    async stat(path) {
-      try {
-        return infoOf(await Deno.stat(unwrapCheckedPath(path)));
-      } catch (e) {
-        throw toToolError(e, "inspect", path.display);
-      }
-    },
-    async readDir(path) {
-      try {
-        const entries: DirEntry[] = [];
-        for await (const entry of Deno.readDir(unwrapCheckedPath(path))) {
-          entries.push({ name: entry.name, kind: kindOf(entry) });
-        }
-        return entries;
-      } catch (e) {
-        throw toToolError(e, "list", path.display);
-      }
-    },
-    async readFile(path, options: ReadFileOptions) {
-      const { file, size } = await openRegular(path);
-      try {
-        if (size > options.maxBytes) {
-          throw new ToolError(
-            "too_large",
-            `${path.display} has ${size} bytes, over the cap of ${options.maxBytes}.`,
-          );
-        }
-        options.signal?.throwIfAborted();
-        const buffer = new Uint8Array(size);
-        let filled = 0;
-        while (filled < size) {
-          const read = await file.read(buffer.subarray(filled));
-          if (read === null) break;
-          filled += read;
-        }
-        return filled === size ? buffer : buffer.subarray(0, filled);
-      } catch (e) {
-        throw toToolError(e, "read", path.display);
-      } finally {
-        file.close();
-      }
-    },
-    async *readChunks(path, options: ReadChunksOptions = {}) {
-      const { file } = await openRegular(path);
-      const size = options.chunkSize ?? 65536;
-      try {
-        while (true) {
-          options.signal?.throwIfAborted();
-          const buffer = new Uint8Array(size);
-          const read = await file.read(buffer);
-          if (read === null) return;
-          yield read === size ? buffer : buffer.subarray(0, read);
-        }
-      } finally {
-        file.close();
-      }
-    },
-    async writeFileAtomic(path, data) {
-      const real = unwrapCheckedPath(path);
-      const existing = await Deno.stat(real).catch(() => null);
-      if (existing?.isDirectory) {
-        throw new ToolError("is_directory", `${path.display} is a directory.`);
-      }
-      const mode = existing?.mode != null ? existing.mode & 0o7777 : 0o666;
-      const temporary = temporarySibling(real);
-      try {
-        await Deno.writeFile(temporary, data, { createNew: true, mode });
-        if (existing) await Deno.chmod(temporary, mode);
-        await Deno.rename(temporary, real);
-      } catch (e) {
-        await Deno.remove(temporary).catch(() => {});
-        throw toToolError(e, "write", path.display);
-      }
-    },
-    async mkdir(path) {
-      try {
-        await Deno.mkdir(unwrapCheckedPath(path));
-      } catch (e) {
-        throw toToolError(e, "create the directory", path.display);
-      }
-    },
-    async remove(path) {
-      try {
-        await Deno.remove(unwrapCheckedPath(path));
-      } catch (e) {
-        throw toToolError(e, "remove", path.display);
-      }
-    },
+    ...realFileSystem(DENO_FILES),
   };
 }

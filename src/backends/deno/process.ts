@@ -5,13 +5,15 @@
  * @module
  */
 import type { ProcessBackend, ProcessExit } from "../process.ts";
+import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { groupControl, OwnedGroups, ownedHandle } from "../process_group.ts";
+import { localProcessGroups, procfsGroupProbe } from "../local_process_groups.ts";
+import { OwnedGroups, ownedHandle } from "../process_group.ts";
 import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
-const control: GroupControl = groupControl(
+const control: GroupControl = localProcessGroups(
   (pgid, signal) => {
     try {
       // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
@@ -35,6 +37,7 @@ const control: GroupControl = groupControl(
     }).output();
     return { code, stdout: new TextDecoder().decode(stdout) };
   },
+  procfsGroupProbe,
 );
 
 /**
@@ -83,8 +86,9 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
         owned,
         {
           pid: child.pid,
-          stdout: child.stdout,
-          stderr: child.stderr,
+          // Deno's child pipes are byte streams, read into one reused buffer.
+          stdout: webStreamOutput(child.stdout),
+          stderr: webStreamOutput(child.stderr),
           exited,
         },
         control,

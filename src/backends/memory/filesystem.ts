@@ -10,10 +10,10 @@ import { ToolError } from "../../contract/errors.ts";
 import type { ErrorCode } from "../../contract/errors.ts";
 
 type MemoryNode =
-  | { type: "directory"; children: Map<string, MemoryNode>; mode: number; mtimeMs: number }
-  | { type: "file"; data: Uint8Array; mode: number; mtimeMs: number }
-  | { type: "symlink"; target: string; mtimeMs: number }
-  | { type: "other"; mtimeMs: number };
+  | { type: "directory"; children: Map<string, MemoryNode>; mode: number }
+  | { type: "file"; data: Uint8Array; mode: number }
+  | { type: "symlink"; target: string }
+  | { type: "other" };
 
 const MAX_LINK_HOPS = 40;
 
@@ -64,7 +64,6 @@ export function createMemoryFileSystem(): MemoryFileSystem {
     type: "directory",
     children: new Map(),
     mode: 0o755,
-    mtimeMs: Date.now(),
   };
 
   // Walks `path` as the kernel would: links in the middle are always
@@ -135,7 +134,6 @@ export function createMemoryFileSystem(): MemoryFileSystem {
       kind: kindOf(node),
       size: node.type === "file" ? node.data.length : 0,
       mode: node.type === "file" || node.type === "directory" ? node.mode : null,
-      mtimeMs: node.mtimeMs,
     };
   }
 
@@ -150,7 +148,6 @@ export function createMemoryFileSystem(): MemoryFileSystem {
           type: "directory",
           children: new Map(),
           mode: 0o755,
-          mtimeMs: Date.now(),
         });
       } else if (walk(current, true).node.type !== "directory") {
         fail("not_a_directory", `${current} is not a directory.`);
@@ -216,7 +213,7 @@ export function createMemoryFileSystem(): MemoryFileSystem {
         const existing = parent.children.get(name);
         if (existing?.type === "directory") fail("is_directory", `${path.display} is a directory.`);
         const mode = existing?.type === "file" ? existing.mode : 0o644;
-        parent.children.set(name, { type: "file", data: data.slice(), mode, mtimeMs: Date.now() });
+        parent.children.set(name, { type: "file", data: data.slice(), mode });
       });
     },
     mkdir(path) {
@@ -227,7 +224,6 @@ export function createMemoryFileSystem(): MemoryFileSystem {
           type: "directory",
           children: new Map(),
           mode: 0o755,
-          mtimeMs: Date.now(),
         });
       });
     },
@@ -242,14 +238,14 @@ export function createMemoryFileSystem(): MemoryFileSystem {
     },
     writeFile(path, content, mode = 0o644) {
       const data = typeof content === "string" ? encoder.encode(content) : content.slice();
-      setEntry(path, { type: "file", data, mode, mtimeMs: Date.now() });
+      setEntry(path, { type: "file", data, mode });
     },
     mkdirp,
     symlink(target, path) {
-      setEntry(path, { type: "symlink", target, mtimeMs: Date.now() });
+      setEntry(path, { type: "symlink", target });
     },
     mkfifo(path) {
-      setEntry(path, { type: "other", mtimeMs: Date.now() });
+      setEntry(path, { type: "other" });
     },
     readText(path) {
       try {

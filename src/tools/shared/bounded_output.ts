@@ -22,11 +22,6 @@ export class BoundedOutput {
     this.#tail = new Uint8Array(tailBytes);
   }
 
-  /** Bytes pushed so far. */
-  get total(): number {
-    return this.#total;
-  }
-
   /** Adds a chunk. */
   push(chunk: Uint8Array): void {
     this.#total += chunk.length;
