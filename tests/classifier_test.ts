@@ -280,3 +280,20 @@ test("policy: call with approve asks only where the policy says ask", async () =
   });
   assert.equal(failing.error?.code, "denied", "an approver that fails refuses");
 });
+
+test("policy: call without approve refuses ask verdicts, says how to approve, and runs allow", async () => {
+  const s = await session();
+  const toolset = finalizeToolset({ session: s });
+  const write = await toolset.call({
+    name: "write",
+    input: { path: "pwned.txt", content: "x" },
+    callId: "1",
+  });
+  assert.equal(write.error?.code, "denied");
+  assert.match(write.output, /pass `approve` to call\(\), or use prepare\(\) and execute\(\)/);
+  assert.equal(await s.filesystem.lstat("/repo/pwned.txt").catch(() => null), null);
+  const bash = await toolset.call({ name: "bash", input: { command: "touch pwned" }, callId: "2" });
+  assert.equal(bash.error?.code, "denied");
+  const read = await toolset.call({ name: "read", input: { path: "src/a.ts" }, callId: "3" });
+  assert.equal(read.ok, true, read.output);
+});
