@@ -879,12 +879,16 @@ test("classifier: the acceptEdits gate checks every target directory spelling an
       "cp -tsrc a",
       "cp --target-directory=src a",
       "cp --target-directory src a",
-      "cp -rt src README.md",
+      "cp -ft src README.md",
       "mv a src/",
       "rmdir emptydir",
-      "mkdir a2 && cp a a2/",
     ];
     const refusedGate = [
+      // A copied tree carries links and names no check has seen; a file-system command changes
+      // what the paths after it lead to.
+      "cp -rt src README.md",
+      "mkdir a2 && cp a a2/",
+      "ls && mkdir a3",
       "cp a -t out",
       "cp -t out a",
       "cp -tout a",

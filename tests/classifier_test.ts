@@ -4,9 +4,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { classifyCommand, decide, finalizeToolset } from "../mod.ts";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { classifyCommand, createSession, decide, finalizeToolset } from "../mod.ts";
 import type { ToolEffect, ToolSessionContext } from "../mod.ts";
-import { memorySession } from "./helpers.ts";
+import { memorySession, sh, tempDir } from "./helpers.ts";
 
 function session(
   mode: "default" | "acceptEdits" | "plan" = "default",
@@ -180,7 +182,6 @@ test("classifier: the acceptEdits file-system gate admits literal paths inside w
       "touch src/new.ts",
       "cp src/a.ts src/b.ts",
       "mv src/a.ts src/c.ts",
-      "mkdir a && cp src/a.ts a/",
     ]
   ) {
     const verdict = await classifyCommand(command, s);
@@ -199,6 +200,7 @@ test("classifier: the acceptEdits file-system gate admits literal paths inside w
       "rm -rf src",
       "cp --preserve=all -Z src/a.ts b",
       "mkdir",
+      "mkdir a && cp src/a.ts a/",
     ]
   ) {
     const verdict = await classifyCommand(command, s);
@@ -279,4 +281,100 @@ test("policy: call with approve asks only where the policy says ask", async () =
     approve: () => Promise.reject(new Error("ui crashed")),
   });
   assert.equal(failing.error?.code, "denied", "an approver that fails refuses");
+});
+
+test("policy: call without approve refuses ask verdicts, says how to approve, and runs allow", async () => {
+  const s = await session();
+  const toolset = finalizeToolset({ session: s });
+  const write = await toolset.call({
+    name: "write",
+    input: { path: "pwned.txt", content: "x" },
+    callId: "1",
+  });
+  assert.equal(write.error?.code, "denied");
+  assert.match(write.output, /pass `approve` to call\(\), or use prepare\(\) and execute\(\)/);
+  assert.equal(await s.filesystem.lstat("/repo/pwned.txt").catch(() => null), null);
+  const bash = await toolset.call({ name: "bash", input: { command: "touch pwned" }, callId: "2" });
+  assert.equal(bash.error?.code, "denied");
+  const read = await toolset.call({ name: "read", input: { path: "src/a.ts" }, callId: "3" });
+  assert.equal(read.ok, true, read.output);
+});
+
+test("classifier: printf %n, writes through links at a directory destination, lines that change their own paths, and loader lists are refused", async () => {
+  const dir = await tempDir();
+  try {
+    const wd = join(dir.path, "wd");
+    const outside = join(dir.path, "outside");
+    // Links are made by ln: Deno's symlink needs unscoped permissions.
+    const link = (target: string, path: string) => sh('ln -s "$1" "$2"', target, path);
+    await mkdir(join(wd, "d2"), { recursive: true });
+    await mkdir(join(wd, ".git"));
+    await mkdir(join(wd, "docs"));
+    await mkdir(join(wd, "tree"));
+    await mkdir(outside);
+    await writeFile(join(outside, "victim.txt"), "victim\n");
+    await writeFile(join(wd, "a"), "a\n");
+    await writeFile(join(wd, "config"), "[core]\n");
+    await writeFile(join(wd, ".git", "config"), "[core]\n");
+    await link(join(outside, "victim.txt"), join(wd, "d2", "a"));
+    await link("../.git/config", join(wd, "docs", "config"));
+    await link("../../outside", join(wd, "tree", "up"));
+    const environment = { PATH: "/usr/bin:/bin" };
+    const session = await createSession({
+      workingDirectory: wd,
+      permissions: { mode: "acceptEdits" },
+      environment,
+    });
+    for (
+      const command of [
+        "printf 'abc%n' PATH; ls",
+        "printf %n PATH",
+        "printf -- %n PATH",
+        "printf '%5n' PATH",
+        "printf %s%n x PATH",
+        "cp a d2",
+        "cp a d2/",
+        "cp -t d2 a",
+        "cp --remove-destination a d2",
+        "cp config docs/",
+        "cp -r tree tree2",
+        "cp -P tree/up r",
+        "mv tree/up r",
+        "mv tree tree2",
+        "mkdir e && cp a e/x",
+        "cp a x && cat x",
+      ]
+    ) {
+      const verdict = await classifyCommand(command, session);
+      assert.equal(
+        verdict.readOnly || verdict.fileSystemGate,
+        false,
+        `${command}: ${verdict.reason}`,
+      );
+    }
+    for (const command of ["cp a b", "cp a docs/", "mv a d3", "printf '%s %d%%\\n' x 1"]) {
+      const verdict = await classifyCommand(command, session);
+      assert.ok(verdict.readOnly || verdict.fileSystemGate, `${command}: ${verdict.reason}`);
+    }
+    for (
+      const extra of <Record<string, string>[]> [
+        { LD_LIBRARY_PATH: "/usr/local/lib;" },
+        { LD_LIBRARY_PATH: "/opt/lib;." },
+        { LD_LIBRARY_PATH: "$ORIGIN/lib" },
+        { GCONV_PATH: "." },
+        { TMPDIR: wd },
+        { PATH: `${join(dir.path, "dangling")}:/usr/bin:/bin` },
+      ]
+    ) {
+      if ("PATH" in extra) await link(join(wd, "bin"), join(dir.path, "dangling"));
+      const s = await createSession({
+        workingDirectory: wd,
+        environment: { ...environment, ...extra },
+      });
+      const verdict = await classifyCommand("ls", s);
+      assert.equal(verdict.readOnly, false, `${JSON.stringify(extra)}: ${verdict.reason}`);
+    }
+  } finally {
+    await dir.cleanup();
+  }
 });

@@ -983,7 +983,7 @@ export async function createBashOracle(options: BashOracleOptions = {}): Promise
   let baseline = await snapshot(root, log);
 
   const runOnce = async (line: string, status: number) => {
-    const result = await runProcess(bash, ["-c", line], {
+    const result = await runProcess(bash, ["--norc", "--noprofile", "-c", line], {
       cwd: work,
       env: {
         PATH: stubs,

@@ -19,7 +19,7 @@ import { posix } from "node:path";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CommandClassification } from "../contract/effects.ts";
 import { NotAdmitted, parseArguments, type ParsedArguments } from "./arguments.ts";
-import { GATE_PROGRAMS, READ_ONLY_PROGRAMS } from "./programs.ts";
+import { GATE_PROGRAMS, type GatePaths, READ_ONLY_PROGRAMS } from "./programs.ts";
 import { parseLiteralCommands } from "./shell_lexer.ts";
 
 /** Environment variables with which the same text runs differently in bash or in a program. */
@@ -40,10 +40,15 @@ const CHANGES_WHAT_RUNS = [
  */
 const PATH_LISTS: readonly (readonly [name: string, separators: RegExp])[] = [
   ["PATH", /:/],
-  ["LD_LIBRARY_PATH", /:/],
+  // glibc splits these on `;` too.
+  ["LD_LIBRARY_PATH", /[:;]/],
   ["LD_PRELOAD", /[: ]/],
-  ["LD_AUDIT", /:/],
+  ["LD_AUDIT", /[:;]/],
+  ["GCONV_PATH", /:/],
+  ["LOCPATH", /:/],
   ["RIPGREP_CONFIG_PATH", /$^/],
+  // Where sort and tac put temporary files.
+  ["TMPDIR", /$^/],
 ];
 
 /** Whether an absolute path, with every link in it followed, lies in a root (or cannot be told). */
@@ -58,7 +63,15 @@ async function resolvesInsideRoots(path: string, session: ToolSessionContext): P
       if ((error as { code?: unknown }).code === "not_found") continue;
       return true; // unknown: counted as inside, so nothing is proven
     }
-    const full = posix.join(real, ...segments.slice(keep));
+    const missing = segments.slice(keep);
+    // A link whose target is missing could be made to lead anywhere, the roots among them.
+    if (
+      missing.length > 0 &&
+      await session.filesystem.lstat(posix.join(real, missing[0])).then(() => true, () => false)
+    ) {
+      return true;
+    }
+    const full = posix.join(real, ...missing);
     return [session.workingDirectory, session.skillRoot].some((root) =>
       root !== null && (full === root || full.startsWith(root.endsWith("/") ? root : root + "/"))
     );
@@ -87,7 +100,7 @@ export async function environmentProblem(session: ToolSessionContext): Promise<s
     if (value === undefined || (name !== "PATH" && value === "")) continue;
     for (const entry of value.split(separators)) {
       if (name === "LD_PRELOAD" && entry === "") continue; // separators may repeat there
-      if (!entry.startsWith("/") || entry.split("/").includes("..")) {
+      if (!entry.startsWith("/") || entry.split("/").includes("..") || entry.includes("$")) {
         return `${name} holds the entry ${JSON.stringify(entry)}, relative or climbing with '..'`;
       }
       if (await resolvesInsideRoots(entry, session)) {
@@ -206,6 +219,47 @@ async function gateViolation(
       if (problem !== null) return `${name} path ${problem}`;
     }
   }
+  return paths.copies === undefined ? null : await copyViolation(name, paths.copies, session);
+}
+
+/** What a path names without following a final link: its kind, or null when nothing is there. */
+async function kindAt(path: string, session: ToolSessionContext): Promise<string | null> {
+  const absolute = posix.join(path.startsWith("/") ? "" : session.workingDirectory, path);
+  const info = await session.filesystem.lstat(absolute).catch(() => null);
+  return info?.kind ?? null;
+}
+
+/**
+ * cp and mv write where the destination leads, not only at the operand: into
+ * `DIR/NAME` when the destination is a directory, through a link found there,
+ * and a moved or copied link points elsewhere from its new place. So every
+ * source must be a regular file, and every file written (the destination, or
+ * `DIR/basename(SOURCE)`) must not be a link and must pass the write check.
+ */
+async function copyViolation(
+  name: string,
+  copies: NonNullable<GatePaths["copies"]>,
+  session: ToolSessionContext,
+): Promise<string | null> {
+  for (const source of copies.sources) {
+    if (await kindAt(source, session) !== "file") {
+      return `${name} source ${JSON.stringify(source)} is not a regular file`;
+    }
+  }
+  const destinationKind = await kindAt(copies.destination, session);
+  if (destinationKind === "symlink") {
+    return `${name} destination ${JSON.stringify(copies.destination)} is a symbolic link`;
+  }
+  const targets = copies.intoDirectory || destinationKind === "directory"
+    ? copies.sources.map((source) => posix.join(copies.destination, posix.basename(source)))
+    : [copies.destination];
+  for (const target of targets) {
+    if (await kindAt(target, session) === "symlink") {
+      return `${name} would write through the symbolic link ${JSON.stringify(target)}`;
+    }
+    const problem = await outsideRoots(target, "write", session);
+    if (problem !== null) return `${name} target ${problem}`;
+  }
   return null;
 }
 
@@ -236,6 +290,11 @@ export async function classifyCommand(
   if (environment !== null) return refuse(environment);
   let readOnly = true;
   for (const { words } of parsed.commands) {
+    // A file-system command changes what the paths after it (or beside it, in a pipeline)
+    // lead to, and every path of the line is checked before any of it runs.
+    if (parsed.commands.length > 1 && GATE_PROGRAMS.has(words[0])) {
+      return refuse(`${words[0]} is admitted as a file-system command only alone on its line`);
+    }
     let violation: string | null = null;
     try {
       const { paths, noDirectories } = readOnlyPaths(words);

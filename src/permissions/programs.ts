@@ -133,6 +133,14 @@ const FIND: ProgramModel = {
   },
 };
 
+/**
+ * A printf format whose conversions only print: `%%`, or flags, width,
+ * precision and a length modifier before one of `diouxXeEfFgGaAcsbqQ`, or a
+ * `%(…)T` time. `%n` (which assigns a variable) and anything unknown fail.
+ */
+const PRINTF_FORMAT =
+  /^(?:[^%]|%%|%[-+ #0']*(?:\*|\d+)?(?:\.(?:\*|\d+)?)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcsbqQ]|%[-+ #0]*(?:\d+)?(?:\.\d+)?\([^)]*\)T)*$/s;
+
 /** Words after the program are text to print, not files: nothing to read. */
 const PRINTS: ProgramModel = { syntax: null, read: () => [] };
 
@@ -234,10 +242,17 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
     "printf",
     {
       syntax: null,
-      // bash's printf takes one option, -v VAR, which assigns a shell variable (PATH among them).
+      // bash's printf assigns shell variables two ways: the option -v VAR, and the %n
+      // conversion, which stores a count in the variable its argument names (PATH among them).
       read: (_parsed, args) => {
         if (args.length > 0 && args[0].startsWith("-") && args[0] !== "--") {
           throw new NotAdmitted("printf with an option can assign a shell variable");
+        }
+        const format = args[0] === "--" ? args[1] : args[0];
+        if (format !== undefined && !PRINTF_FORMAT.test(format)) {
+          throw new NotAdmitted(
+            "the printf format has a conversion other than d i o u x X e E f F g G a A c s b q Q",
+          );
         }
         return [];
       },
@@ -391,6 +406,16 @@ export interface GatePaths {
   readonly write: readonly string[];
   /** Of those, the paths it removes or moves away (never the working directory itself). */
   readonly remove: readonly string[];
+  /**
+   * For cp and mv: the files copied or moved (each must be a regular file, not
+   * a link or a directory) and where to; with `intoDirectory` (`-t`) the
+   * destination is a directory, otherwise it is one when it exists as one.
+   */
+  readonly copies?: {
+    readonly sources: readonly string[];
+    readonly destination: string;
+    readonly intoDirectory: boolean;
+  };
 }
 
 /** A file-system gate program: its syntax and how its words divide into reads and writes. */
@@ -405,18 +430,17 @@ export interface GateModel {
 function copyLike(sourcesAreWritten: boolean) {
   return (parsed: ParsedArguments): GatePaths => {
     const target = parsed.options.filter((o) => o.name === "-t" || o.name === "--target-directory");
+    if (target.length > 1) throw new NotAdmitted("a copy or move takes one target directory");
     const operands = [...parsed.operands];
-    const destinations = target.map((o) => o.value!);
-    if (destinations.length === 0) {
-      if (operands.length < 2) {
-        throw new NotAdmitted("a copy or move needs a source and a destination");
-      }
-      destinations.push(operands.pop()!);
+    const intoDirectory = target.length === 1;
+    const destination = intoDirectory ? target[0].value! : operands.pop();
+    if (destination === undefined || operands.length === 0) {
+      throw new NotAdmitted("a copy or move needs a source and a destination");
     }
-    if (operands.length === 0) throw new NotAdmitted("a copy or move needs a source");
+    const copies = { sources: operands, destination, intoDirectory };
     return sourcesAreWritten
-      ? { read: [], write: [...operands, ...destinations], remove: operands }
-      : { read: operands, write: destinations, remove: [] };
+      ? { read: [], write: [...operands, destination], remove: operands, copies }
+      : { read: operands, write: [destination], remove: [], copies };
   };
 }
 
@@ -443,12 +467,13 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
   [
     "cp",
     {
-      // Left out: -L/-H (copy what links outside point to), -s (symbolic links), -l, -Z, and
-      // -S/--suffix (a backup suffix holding `/` puts the backup anywhere).
+      // Left out: -L/-H (copy what links outside point to), -s (symbolic links), -l, -Z,
+      // -S/--suffix (a backup suffix holding `/` puts the backup anywhere), and -r/-R/-a and
+      // --parents: a copied tree carries links and names (`.git`) that no check has seen.
       syntax: syntax(
-        "abdfnprRt:@uvxPT",
-        "archive attributes-only backup[=] force no-clobber no-dereference no-target-directory " +
-          "one-file-system parents preserve[=] no-preserve= recursive reflink[=] remove-destination " +
+        "bdfnpt:@uvxPT",
+        "attributes-only backup[=] force no-clobber no-dereference no-target-directory " +
+          "one-file-system preserve[=] no-preserve= reflink[=] remove-destination " +
           "sparse= strip-trailing-slashes target-directory=@ update verbose",
       ),
       paths: copyLike(false),

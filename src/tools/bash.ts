@@ -135,7 +135,8 @@ export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashO
     const cwd = await session.resolvePath(".", "read", "must_exist");
     const handle = await session.processes.spawn({
       command: "bash",
-      args: ["-c", input.command],
+      // --norc: bash started under sshd (SSH_CLIENT set) would source ~/.bashrc before the command.
+      args: ["--norc", "--noprofile", "-c", input.command],
       cwd,
       env: session.environment,
     });
