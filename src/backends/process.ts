@@ -39,7 +39,8 @@ export interface ProcessOutput {
   /**
    * Calls `take` with every chunk, in order, until the pipe ends; settles then
    * (rejecting on a read error, or with what `take` threw, after which the
-   * pipe is closed). Called at most once; after `close`, resolves at once.
+   * pipe is closed). Called at most once: a second call rejects. After `close`,
+   * resolves at once.
    */
   forEach(take: (chunk: Uint8Array) => void): Promise<void>;
   /** Closes the pipe; a pending `forEach` then resolves. */
