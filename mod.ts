@@ -53,8 +53,8 @@ export type {
   ToolSessionContext,
 } from "./src/contract/context.ts";
 export type { CommandClassification, ToolEffect, ToolRisk } from "./src/contract/effects.ts";
-export { ERROR_CODES, isToolError, ToolError } from "./src/contract/errors.ts";
-export type { ErrorCode, ToolErrorInfo } from "./src/contract/errors.ts";
+export { ERROR_CODES, isToolError, ToolError } from "./src/errors.ts";
+export type { ErrorCode, ToolErrorInfo } from "./src/errors.ts";
 export type {
   Artifact,
   DiffHunk,

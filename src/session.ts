@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import type { PermissionProfile, ToolSessionContext } from "./contract/context.ts";
-import { ToolError } from "./contract/errors.ts";
+import { ToolError } from "./errors.ts";
 import type { AsyncFileSystem } from "./backends/filesystem.ts";
 import type { ProcessBackend } from "./backends/process.ts";
 import { defaultFileSystem, defaultProcessBackend, hostEnvironment } from "./backends/default.ts";

@@ -63,8 +63,8 @@ function layerOf(path: string): number {
   return index;
 }
 
-/** The folder of a file below `src/` (`""` for `src/` itself). */
-const folderOf = (path: string) => (path.includes("/") ? dirname(path) : "");
+/** The folder of a file below `src/`; a file of `src/` itself is a layer of its own. */
+const folderOf = (path: string) => (path.includes("/") ? dirname(path) : path);
 
 test("契约与分层: every import in src/ looks down the layer order", async () => {
   const edges = await imports();
@@ -126,7 +126,7 @@ test("契约与分层: no folder-level import cycle in src/", async () => {
     path.push(folder);
     for (const next of graph.get(folder) ?? []) {
       if (state.get(next) === "open") {
-        cycles.push([...path.slice(path.indexOf(next)), next].map((f) => f || "src").join(" → "));
+        cycles.push([...path.slice(path.indexOf(next)), next].join(" → "));
       } else if (!state.has(next)) visit(next);
     }
     path.pop();

@@ -5,7 +5,7 @@
  * @module
  */
 import type { ToolSessionContext } from "../contract/context.ts";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 import type { Artifact, FileChangeArtifact } from "../contract/result.ts";
 import { withPathLock } from "../path/mod.ts";
 import { MAX_TEXT_BYTES, sha256Hex } from "./file_change.ts";

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { ToolError } from "../contract/errors.ts";
-import type { ErrorCode } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
+import type { ErrorCode } from "../errors.ts";
 
 const BY_ERRNO: Readonly<Record<string, ErrorCode>> = {
   ENOENT: "not_found",

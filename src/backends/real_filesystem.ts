@@ -10,7 +10,7 @@
 import { basename, dirname, join } from "node:path";
 import type { AsyncFileSystem, DirEntry, FileInfo } from "./filesystem.ts";
 import { type CheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 import { toToolError } from "./errors.ts";
 
 /** A file a runtime opened for reading. */

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { ToolError } from "./errors.ts";
-import type { ToolErrorInfo } from "./errors.ts";
+import { ToolError } from "../errors.ts";
+import type { ToolErrorInfo } from "../errors.ts";
 import type { ToolCallContext, ToolSessionContext } from "./context.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ToolResult } from "./result.ts";

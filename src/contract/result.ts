@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ToolErrorInfo } from "./errors.ts";
+import type { ToolErrorInfo } from "../errors.ts";
 
 /** One hunk of a unified diff, with three lines of context around changes. */
 export interface DiffHunk {

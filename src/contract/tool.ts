@@ -8,7 +8,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import type { ToolCallContext, ToolSessionContext } from "./context.ts";
 import type { ToolEffect, ToolRisk } from "./effects.ts";
-import type { ToolErrorInfo } from "./errors.ts";
+import type { ToolErrorInfo } from "../errors.ts";
 import type { Artifact } from "./result.ts";
 import type { JsonSchemaObject, StandardSchemaV1 } from "./schema.ts";
 

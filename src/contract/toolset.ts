@@ -7,7 +7,7 @@
  */
 import type { ToolCallContext, ToolSessionContext } from "./context.ts";
 import type { ToolEffect, ToolRisk } from "./effects.ts";
-import type { ToolErrorInfo } from "./errors.ts";
+import type { ToolErrorInfo } from "../errors.ts";
 import type { ProgressSink, ToolResult } from "./result.ts";
 import type { JsonSchemaObject } from "./schema.ts";
 import type { AnyTool } from "./tool.ts";

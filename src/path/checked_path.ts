@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 
 /** Which access a path was checked for. */
 export type PathAccess = "read" | "write";

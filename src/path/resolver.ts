@@ -5,7 +5,7 @@
  * @module
  */
 import { isAbsolute, posix } from "node:path";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 /** What an entry of a file system is; symbolic links are reported, not followed. */
 export type EntryKind = "file" | "directory" | "symlink" | "other";
 

@@ -5,7 +5,7 @@
  * @module
  */
 import picomatch from "picomatch";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 
 /**
  * `grep`'s `glob` filter, with ripgrep's `-g` convention: without a slash the

@@ -6,7 +6,7 @@
  * @module
  */
 import { RE2JS } from "re2js";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 import { byteLiteral } from "./bytes.ts";
 import type { ByteLiteral } from "./bytes.ts";
 

@@ -9,7 +9,7 @@ import * as v from "valibot";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
-import type { ErrorCode } from "../contract/errors.ts";
+import type { ErrorCode } from "../errors.ts";
 import { classifyCommand } from "../permissions/classifier.ts";
 import { BoundedOutput } from "./shared/bounded_output.ts";
 import { ProgressRelay } from "./shared/progress.ts";

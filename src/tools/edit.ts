@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 import { withPathLock } from "../path/mod.ts";
 import { byteLength, MAX_TEXT_BYTES } from "./shared/text.ts";
 import { createParents, readReplaceableText } from "./shared/files.ts";

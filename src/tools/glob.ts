@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 import { takeFromTree, treeWalkAfter, walk } from "./shared/walk.ts";
 import { globMatcher } from "../search/glob_filter.ts";
 import type { ToolSessionContext } from "../contract/context.ts";

@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
-import { ToolError } from "../contract/errors.ts";
+import { ToolError } from "../errors.ts";
 import type { EntryKind } from "../backends/filesystem.ts";
 
 const ListSchema = v.strictObject({

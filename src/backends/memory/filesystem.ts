@@ -6,8 +6,8 @@
  */
 import type { AsyncFileSystem, DirEntry, EntryKind, FileInfo } from "../filesystem.ts";
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
-import { ToolError } from "../../contract/errors.ts";
-import type { ErrorCode } from "../../contract/errors.ts";
+import { ToolError } from "../../errors.ts";
+import type { ErrorCode } from "../../errors.ts";
 
 type MemoryNode =
   | { type: "directory"; children: Map<string, MemoryNode>; mode: number }

@@ -12,7 +12,7 @@ import type { Readable } from "node:stream";
 import type { ProcessBackend, ProcessExit, ProcessOutput } from "../process.ts";
 import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
-import { ToolError } from "../../contract/errors.ts";
+import { ToolError } from "../../errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
 import { localProcessGroups, procfsGroupProbe } from "../local_process_groups.ts";
 import { OwnedGroups, ownedHandle } from "../process_group.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { ToolSessionContext } from "../../contract/context.ts";
-import { ToolError } from "../../contract/errors.ts";
+import { ToolError } from "../../errors.ts";
 import type { CheckedPath } from "../../path/mod.ts";
 import { decodeTextFile, MAX_TEXT_BYTES } from "./text.ts";
 

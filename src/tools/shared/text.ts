@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ToolError } from "../../contract/errors.ts";
+import { ToolError } from "../../errors.ts";
 
 export { MAX_TEXT_BYTES } from "../../artifacts/file_change.ts";
 

@@ -7,7 +7,7 @@
  */
 import { posix } from "node:path";
 import type { ToolSessionContext } from "../../contract/context.ts";
-import { ToolError } from "../../contract/errors.ts";
+import { ToolError } from "../../errors.ts";
 import { checkedChild } from "../../path/mod.ts";
 import type { CheckedPath } from "../../path/mod.ts";
 import type { TreeWalk } from "../../backends/filesystem.ts";
