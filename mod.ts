@@ -89,7 +89,7 @@ export type {
   TreeSearch,
   TreeWalk,
 } from "./src/backends/filesystem.ts";
-export type { IgnoreSource } from "./src/search/walk.ts";
+export type { IgnoreSource, IgnoreState } from "./src/search/walk.ts";
 export type {
   ProcessBackend,
   ProcessExit,

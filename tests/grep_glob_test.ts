@@ -467,7 +467,8 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       for (const after of ["d1", "repo/pkg0/sub0", "repo/pkg0/sub0/deeper", "bin"]) {
         assert.ok(everything.paths.includes(after));
         const walked: string[] = [];
-        const glob = { gitignore: true, ignoreSources: [], inRepository: false, after };
+        const ignore = { inRepository: false, sources: [], userExcludes: null };
+        const glob = { ignore, after };
         for await (const paths of globTree(start, { ...glob, pattern: "**" })) {
           walked.push(...paths);
         }

@@ -194,7 +194,12 @@ export interface Workspace {
 export async function workspace(
   fixture: BackendFixture,
   layout: Layout,
-  options: { mode?: PermissionMode; skillRoot?: string | null; processes?: ProcessBackend } = {},
+  options: {
+    mode?: PermissionMode;
+    skillRoot?: string | null;
+    processes?: ProcessBackend;
+    environment?: Record<string, string>;
+  } = {},
 ): Promise<Workspace> {
   const made = await fixture.make(layout);
   const session = await createSession({
@@ -203,6 +208,7 @@ export async function workspace(
     permissions: { mode: options.mode ?? "default" },
     skillRoot: options.skillRoot ?? null,
     ...(options.processes ? { processes: options.processes } : {}),
+    ...(options.environment ? { environment: options.environment } : {}),
   });
   const toolset = finalizeToolset({ session });
   let n = 0;

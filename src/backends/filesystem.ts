@@ -6,7 +6,7 @@
  */
 import type { CheckedPath } from "../path/checked_path.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
-import type { IgnoreSource } from "../search/walk.ts";
+import type { IgnoreState } from "../search/walk.ts";
 
 /** What a directory entry is. Symbolic links are reported, not followed. */
 export type EntryKind = "file" | "directory" | "symlink" | "other";
@@ -49,12 +49,8 @@ export interface ReadChunksOptions {
 
 /** A walk of a whole tree off the calling thread, in plain data. */
 export interface TreeWalk {
-  /** Whether `.gitignore` files apply. */
-  readonly gitignore: boolean;
-  /** The `.gitignore` files that apply at the start, outermost first. */
-  readonly ignoreSources: readonly IgnoreSource[];
-  /** Whether the start is inside a git repository. */
-  readonly inRepository: boolean;
+  /** The ignore rules in force at the start; `null` when none apply (the skill root). */
+  readonly ignore: IgnoreState | null;
   /** Only the entries after this one (relative to the working directory), in walk order. */
   readonly after?: string;
   /**
@@ -112,6 +108,15 @@ export interface AsyncFileSystem {
   mkdir(path: CheckedPath): Promise<void>;
   /** Removes a file. */
   remove(path: CheckedPath): Promise<void>;
+  /**
+   * Optional: the text of the user's global git excludes file, found from
+   * `environment` as git finds it (`core.excludesFile` in the user's git
+   * config, else `$XDG_CONFIG_HOME/git/ignore` or `~/.config/git/ignore`);
+   * `null` when there is none or it cannot be read. It lies outside the
+   * session's roots: only the walk's ignore rules read it, never a tool's
+   * output. Without this method, the walk applies no global excludes.
+   */
+  readGitExcludes?(environment: Readonly<Record<string, string>>): Promise<string | null>;
   /**
    * Optional: a hint that a tree walk of `grep` or `glob` has begun on the
    * calling thread and may go on in {@link searchTree} or {@link globTree}:

@@ -9,7 +9,8 @@ import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
-import { takeFromTree, treeWalkAfter, walk } from "./shared/walk.ts";
+import { ignoreStateAt, takeFromTree, walk } from "./shared/walk.ts";
+import type { IgnoreState } from "../search/walk.ts";
 import { globMatcher } from "../search/glob_filter.ts";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CheckedPath } from "../path/mod.ts";
@@ -73,6 +74,7 @@ async function globHere(
   matches: (path: string) => boolean,
   max: number,
   signal: AbortSignal,
+  ignore: IgnoreState | null,
   handOff: boolean,
 ): Promise<{ paths: string[]; truncated: boolean; after: string | null }> {
   const paths: string[] = [];
@@ -81,11 +83,11 @@ async function globHere(
     : Number.POSITIVE_INFINITY;
   let met = 0;
   let last: string | null = null;
-  for await (const entry of walk(session, start, { signal, directories: true })) {
+  for await (const entry of walk(session, start, ignore, signal)) {
     if (met++ === limit) return { paths, truncated: false, after: last };
-    last = entry.path.display;
+    last = entry.display;
     if (!matches(entry.relative)) continue;
-    paths.push(entry.path.display);
+    paths.push(entry.display);
     if (paths.length === max) return { paths, truncated: true, after: null };
   }
   return { paths, truncated: false, after: null };
@@ -117,10 +119,12 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
     const max = input.max_results ?? 200;
     // The walk visits entries sorted by name, depth first: its order is already the
     // segment-by-segment sorted order, so the paths need no sort of their own.
-    const here = await globHere(session, start, matches, max, call.signal, true);
+    const ignore = await ignoreStateAt(session, start, call.signal);
+    const here = await globHere(session, start, matches, max, call.signal, ignore, true);
     if (here.after === null) return { data: { paths: here.paths, truncated: here.truncated } };
     const glob: TreeGlob = {
-      ...await treeWalkAfter(session, start, here.after),
+      ignore,
+      after: here.after,
       limit: max - here.paths.length,
       pattern: input.pattern,
     };
@@ -132,7 +136,7 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
     );
     if (done) return { data: { paths, truncated: paths.length === max } };
     // The backend's tree walk could not run: the whole glob runs here instead.
-    const whole = await globHere(session, start, matches, max, call.signal, false);
+    const whole = await globHere(session, start, matches, max, call.signal, ignore, false);
     return { data: { paths: whole.paths, truncated: whole.truncated } };
   },
   toText(output) {

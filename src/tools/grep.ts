@@ -12,7 +12,7 @@ import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../contract/errors.ts";
 import type { ToolSessionContext } from "../contract/context.ts";
 import type { CheckedPath } from "../path/mod.ts";
-import { takeFromTree, treeWalkAfter, walk } from "./shared/walk.ts";
+import { ignoreStateAt, takeFromTree, walk } from "./shared/walk.ts";
 import type { TreeSearch } from "../backends/filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
 import type { LineMatcher } from "../search/matcher.ts";
@@ -20,6 +20,7 @@ import { cutUtf8 } from "./shared/text.ts";
 import { scanBytes } from "../search/scan.ts";
 import { globFilter } from "../search/glob_filter.ts";
 import type { ScanMode, ScanRequest, ScanResult } from "../search/scan.ts";
+import type { IgnoreState } from "../search/walk.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
@@ -182,6 +183,8 @@ interface Search {
   readonly glob: string | undefined;
   readonly signal: AbortSignal;
   readonly request: ScanRequest;
+  /** The ignore rules in force at the start, computed once for the call. */
+  readonly ignore: IgnoreState | null;
 }
 
 /** Takes scan results in walk order and builds the output, up to `max` results. */
@@ -280,8 +283,8 @@ async function searchHere(
     for (const result of await pending.shift()!) out.take(result);
   };
   try {
-    for await (const entry of walk(session, start, { signal, directories: false })) {
-      if (!search.accept(entry.path.display)) continue;
+    for await (const entry of walk(session, start, search.ignore, signal)) {
+      if (entry.kind !== "file" || !search.accept(entry.display)) continue;
       if (++queued > SINGLE_FILES_FIRST) {
         if (treeSearch) {
           handedOff = true;
@@ -315,7 +318,8 @@ async function searchHere(
 async function searchTreeAfter(search: Search, out: Collector, after: string): Promise<boolean> {
   const { session, start, signal } = search;
   const tree: TreeSearch = {
-    ...await treeWalkAfter(session, start, after),
+    ignore: search.ignore,
+    after,
     limit: out.max - out.results,
     request: search.request,
     ...(search.glob === undefined ? {} : { glob: search.glob }),
@@ -358,6 +362,7 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
       accept,
       glob: input.glob,
       signal: call.signal,
+      ignore: await ignoreStateAt(session, start, call.signal),
       request: {
         pattern: input.pattern,
         caseInsensitive: input.case_insensitive ?? false,

@@ -17,6 +17,7 @@ import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
 import { workerSearches } from "../node/scan_pool.ts";
 import { kindOf } from "./entry_kind.ts";
+import { hostGitExcludes } from "../host_text.ts";
 
 function infoOf(info: Deno.FileInfo): FileInfo {
   return {
@@ -66,7 +67,8 @@ export function createDenoFileSystem(): AsyncFileSystem {
   // grep's batch scans and tree searches run in the same worker threads as under Node (Deno runs
   // node:worker_threads), with Deno's own directory listing.
   return {
-    ...workerSearches(new URL("./scan_worker.ts", import.meta.url)),
+    ...workerSearches(new URL("./search_worker.ts", import.meta.url)),
+    readGitExcludes: hostGitExcludes,
     async realPath(path) {
       try {
         return await Deno.realPath(path);

@@ -8,6 +8,8 @@ import type { AsyncFileSystem, DirEntry, EntryKind, FileInfo } from "../filesyst
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import type { ErrorCode } from "../../contract/errors.ts";
+import { readUserExcludes } from "../../search/git_config.ts";
+import { IGNORE_FILE_MAX_BYTES } from "../../search/walk.ts";
 
 type MemoryNode =
   | { type: "directory"; children: Map<string, MemoryNode>; mode: number; mtimeMs: number }
@@ -238,6 +240,20 @@ export function createMemoryFileSystem(): MemoryFileSystem {
         if (existing === undefined) fail("not_found", `${path.display} does not exist.`);
         if (existing.type === "directory") fail("is_directory", `${path.display} is a directory.`);
         parent.children.delete(name);
+      });
+    },
+    readGitExcludes(environment) {
+      // The user's configuration inside this file system, as a disk backend finds it on disk.
+      return readUserExcludes(environment, (path) => {
+        try {
+          const { node } = walk(path, true);
+          if (node.type !== "file" || node.data.length > IGNORE_FILE_MAX_BYTES) {
+            return Promise.resolve(null);
+          }
+          return Promise.resolve(new TextDecoder().decode(node.data));
+        } catch {
+          return Promise.resolve(null);
+        }
       });
     },
     writeFile(path, content, mode = 0o644) {

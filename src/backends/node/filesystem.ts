@@ -19,6 +19,7 @@ import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
 import { workerSearches } from "./scan_pool.ts";
 import { kindOf } from "./entry_kind.ts";
+import { hostGitExcludes } from "../host_text.ts";
 
 function infoOf(stats: Stats): FileInfo {
   return {
@@ -70,6 +71,7 @@ async function openRegular(path: CheckedPath): Promise<{ handle: fs.FileHandle; 
 export function createNodeFileSystem(): AsyncFileSystem {
   return {
     ...workerSearches(),
+    readGitExcludes: hostGitExcludes,
     async realPath(path) {
       try {
         return await fs.realpath(path);

@@ -12,7 +12,7 @@ import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import type { AsyncFileSystem, TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
 import type { ScanAnswer, ScanJob } from "./scan_worker.ts";
-import { STOP, WAITING } from "./tree_walker.ts";
+import { STOP, unitName, WAITING } from "./tree_walker.ts";
 import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./tree_walker.ts";
 import { walkOrder } from "../../search/walk.ts";
 
@@ -88,12 +88,12 @@ export class ScanPool {
   readonly #workerModule: URL;
 
   /**
-   * A pool whose workers run `workerModule`: by default `scan_worker` beside
+   * A pool whose workers run `workerModule`: by default `search_worker` beside
    * this module (.ts under Deno, .js in the npm build).
    */
   constructor(workerModule?: URL) {
     const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
-    this.#workerModule = workerModule ?? new URL(`./scan_worker.${extension}`, import.meta.url);
+    this.#workerModule = workerModule ?? new URL(`./search_worker.${extension}`, import.meta.url);
   }
 
   #start(): Slot {
@@ -203,7 +203,6 @@ export class ScanPool {
     const spec: TreeSpec = {
       id: ++this.#ids,
       start: start.display,
-      gitignore: walk.gitignore && start.ignorable,
       select,
       limit: walk.limit ?? Number.MAX_SAFE_INTEGER,
       flags,
@@ -246,7 +245,8 @@ export class ScanPool {
         failure ??= new Error(answer.error);
         running.set(slot, running.get(slot)! - 1);
       } else if ("handOn" in answer) {
-        order.open(answer.handOn.display, answer.handOn.display);
+        const name = unitName(answer.handOn);
+        order.open(name, name);
         // The walker claimed a waiting worker before handing this on.
         const waiting = idle.shift();
         if (waiting === undefined) queue.push(answer.handOn);
@@ -269,9 +269,7 @@ export class ScanPool {
       const root: TreeUnit = {
         real: start.real,
         display: start.display,
-        ignoreSources: walk.ignoreSources,
-        inRepository: walk.inRepository,
-        handed: false,
+        ignore: start.ignorable ? walk.ignore : null,
         ...(walk.after === undefined ? {} : { after: walk.after }),
       };
       order.open(root.display, root.after ?? root.display);

@@ -1,8 +1,9 @@
 /**
- * A search worker of the Node backend: scans files with synchronous reads
- * into one reused buffer (a worker thread may block; the host's event loop
- * does not), checking the shared cancel flag before every file; or walks
- * and scans one unit of a tree search or listing (see `tree_walker.ts`).
+ * The search workers' side: scans files with synchronous reads into one
+ * reused buffer (a worker thread may block; the host's event loop does not),
+ * checking the shared cancel flag before every file; or walks and scans one
+ * unit of a tree search or listing (see `tree_walker.ts`). A runtime's worker
+ * module calls {@link serveSearches} with its own directory listing.
  *
  * @module
  */
@@ -15,8 +16,8 @@ import { SimdSearch } from "../../search/simd.ts";
 import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
 import type { ByteLiteral } from "../../search/bytes.ts";
 import { Buffer } from "node:buffer";
-import { runUnit } from "./tree_walker.ts";
-import type { UnitJob } from "./tree_walker.ts";
+import { runUnit, workerWalkIO } from "./tree_walker.ts";
+import type { ListSync, UnitJob } from "./tree_walker.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 
 /** A job posted to the worker. */
@@ -166,25 +167,30 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
   }
 }
 
-parentPort?.on("message", (job: ScanJob | UnitJob) => {
-  if (job.kind === "unit") {
-    runUnit(
-      job,
-      (path, request) => scanOne(path, matcherFor(request), request),
-      (answer) => parentPort!.postMessage(answer),
-    );
-    return;
-  }
-  const flag = new Int32Array(job.cancel);
-  const matcher = matcherFor(job.request);
-  const results: [number, ScanResult][] = [];
-  for (let i = 0; i < job.paths.length; i++) {
-    if (Atomics.load(flag, 0) !== 0) {
-      parentPort!.postMessage({ id: job.id, cancelled: true } satisfies ScanAnswer);
+/** Answers the jobs posted to this worker, listing directories with `list`. */
+export function serveSearches(list: ListSync): void {
+  const io = workerWalkIO(list);
+  parentPort?.on("message", (job: ScanJob | UnitJob) => {
+    if (job.kind === "unit") {
+      runUnit(
+        job,
+        io,
+        (path, request) => scanOne(path, matcherFor(request), request),
+        (answer) => parentPort!.postMessage(answer),
+      );
       return;
     }
-    const result = scanOne(job.paths[i], matcher, job.request);
-    if (result.matches > 0 || result.skip !== undefined) results.push([i, result]);
-  }
-  parentPort!.postMessage({ id: job.id, count: job.paths.length, results } satisfies ScanAnswer);
-});
+    const flag = new Int32Array(job.cancel);
+    const matcher = matcherFor(job.request);
+    const results: [number, ScanResult][] = [];
+    for (let i = 0; i < job.paths.length; i++) {
+      if (Atomics.load(flag, 0) !== 0) {
+        parentPort!.postMessage({ id: job.id, cancelled: true } satisfies ScanAnswer);
+        return;
+      }
+      const result = scanOne(job.paths[i], matcher, job.request);
+      if (result.matches > 0 || result.skip !== undefined) results.push([i, result]);
+    }
+    parentPort!.postMessage({ id: job.id, count: job.paths.length, results } satisfies ScanAnswer);
+  });
+}

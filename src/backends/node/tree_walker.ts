@@ -1,24 +1,24 @@
 /**
  * The walking half of a tree search or listing, run in the search workers:
- * the walk of `src/search/walk.ts` over synchronous calls, split into units
- * of work. A unit is the tree below one directory, less the subdirectories it
- * hands on. A worker walks its unit and scans its files as it goes; while the
- * other worker waits for work, it hands on the last half of the directories
- * still ahead in its shallowest open directory (the largest piece of work it
- * can give, in few hand-offs).
- * The main thread puts the units' results back in walk order.
+ * the walk of `src/search/walk.ts` over synchronous calls ({@link WalkSync}),
+ * split into units of work. A unit is the tree below one directory (or below
+ * some subdirectories of one), less the subdirectories it hands on. A worker
+ * walks its unit and scans its files as it goes; while the other worker
+ * waits for work, it hands on the last half of the directories still ahead
+ * in its shallowest open directory (the largest piece of work it can give,
+ * in few hand-offs). The main thread puts the units' results back in walk
+ * order.
  *
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { ScanResult } from "../../search/scan.ts";
 import type { ScanRequest } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
 import { isPlainChild } from "../../path/mod.ts";
-import { kindOf } from "./entry_kind.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
-import { IgnoreStack, isWalked, sortListing, walkOrder } from "../../search/walk.ts";
-import type { IgnoreSource, WalkDirEntry } from "../../search/walk.ts";
+import { isPassedOver, WalkSync } from "../../search/walk.ts";
+import type { IgnoreState, WalkDirEntry, WalkSyncIO } from "../../search/walk.ts";
 
 /** Index of the stop flag in a tree job's shared flags. */
 export const STOP = 0;
@@ -36,8 +36,6 @@ export interface TreeSpec {
   readonly id: number;
   /** The start relative to the working directory (glob matches paths relative to it). */
   readonly start: string;
-  /** Whether `.gitignore` files apply (off, or the start is in the skill root). */
-  readonly gitignore: boolean;
   /** What to send back. */
   readonly select: TreeSelect;
   /** Results the consumer takes at most: a unit that has found this many stops. */
@@ -46,25 +44,24 @@ export interface TreeSpec {
   readonly flags: SharedArrayBuffer;
 }
 
-/** One unit of a tree job: the tree below a directory. */
+/** One unit of a tree job: the tree below a directory, or below some subdirectories of one. */
 export interface TreeUnit {
   /** The directory's real path (the backend took it from a checked path). */
   readonly real: string;
-  /** Its path relative to the working directory: the unit's name in answers. */
+  /** Its path relative to the working directory. */
   readonly display: string;
-  /** The `.gitignore` files that apply in it, outermost first. */
-  readonly ignoreSources: readonly IgnoreSource[];
-  /** Whether it is inside a git repository. */
-  readonly inRepository: boolean;
-  /** A handed-on directory: check it against the rules, and list it itself (glob). */
-  readonly handed: boolean;
-  /**
-   * Further directories of a handed-on unit, siblings of the first that
-   * follow it in walk order, walked after it in turn.
-   */
-  readonly more?: readonly { readonly real: string; readonly display: string }[];
+  /** The ignore rules in force inside it; `null` when none apply. */
+  readonly ignore: IgnoreState | null;
+  /** Only these of its subdirectories, in walk order (a unit handed on); else all its entries. */
+  readonly names?: readonly string[];
   /** Only the entries after this one, in walk order (the start's unit). */
   readonly after?: string;
+}
+
+/** A unit's name in answers: the first path it may send. */
+export function unitName(unit: TreeUnit): string {
+  if (unit.names === undefined) return unit.display;
+  return unit.display === "." ? unit.names[0] : `${unit.display}/${unit.names[0]}`;
 }
 
 /** A unit to walk. */
@@ -100,33 +97,13 @@ const LAST_BATCH = 512;
 /** Files met without a result after which a unit still reports how far it has come. */
 const QUIET_FILES = 4096;
 
-interface Frame {
-  readonly real: string;
-  readonly display: string;
-  /** Sorted; an entry handed on is replaced by `null`. */
-  readonly entries: (WalkDirEntry | null)[];
-  index: number;
-  /** Ignore layers in force inside this directory. */
-  readonly layers: number;
-  /** Whether this directory is inside a git repository. */
-  readonly inRepository: boolean;
-}
-
-/** A child of a frame's directory: its real path and its path relative to the working directory. */
-function childOf(frame: Frame, name: string): { real: string; display: string } {
-  return {
-    real: frame.real === "/" ? `/${name}` : `${frame.real}/${name}`,
-    display: frame.display === "." ? name : `${frame.display}/${name}`,
-  };
-}
-
 class Stopped extends Error {}
 
 /** The walk of one unit. */
 class UnitWalk {
   readonly flags: Int32Array;
-  readonly stack = new IgnoreStack();
-  readonly frames: Frame[] = [];
+  readonly walk: WalkSync<string>;
+  readonly name: string;
   readonly listing: boolean;
   readonly accept: (display: string) => boolean;
   readonly matches: ((relative: string) => boolean) | null;
@@ -137,22 +114,21 @@ class UnitWalk {
   batch = FIRST_BATCH;
   quiet = 0;
   frontier: string;
-  after: string | undefined;
-  /**
-   * Set when the open directories held no directory to hand on: entries
-   * are only ever passed, so none appears until a directory is opened.
-   */
-  nothingToHand = false;
 
   constructor(
     readonly spec: TreeSpec,
     readonly unit: TreeUnit,
+    io: WalkSyncIO<string>,
     readonly scan: (real: string, request: ScanRequest) => ScanResult,
     readonly send: (answer: UnitAnswer) => void,
   ) {
     this.flags = new Int32Array(spec.flags);
-    this.stack.inRepository = unit.inRepository;
-    for (const source of unit.ignoreSources) this.stack.push(source);
+    this.walk = new WalkSync(io, {
+      from: spec.start,
+      ignore: unit.ignore,
+      ...(unit.after === undefined ? {} : { after: unit.after }),
+    });
+    this.name = unitName(unit);
     this.listing = "matching" in spec.select;
     if ("matching" in spec.select) {
       this.matches = globMatcher(spec.select.matching);
@@ -162,62 +138,11 @@ class UnitWalk {
       this.accept = globFilter(spec.select.files);
     }
     this.content = "search" in spec.select && spec.select.search.mode === "content";
-    this.after = unit.after;
-    this.frontier = unit.after ?? unit.display;
+    this.frontier = unit.after ?? this.name;
   }
 
   stopped(): boolean {
     return Atomics.load(this.flags, STOP) !== 0;
-  }
-
-  ignored(display: string, isDirectory: boolean): boolean {
-    return this.spec.gitignore && this.stack.layers.length > 0 &&
-      this.stack.ignored(display, isDirectory);
-  }
-
-  /** The path relative to the start, for glob. */
-  relative(display: string): string {
-    const { start } = this.spec;
-    return start === "." ? display : display.slice(start.length + 1);
-  }
-
-  /** Lists a directory and enters it; `false` when it vanished or cannot be read. */
-  open(real: string, display: string): boolean {
-    if (this.stopped()) throw new Stopped();
-    let entries: WalkDirEntry[];
-    try {
-      entries = listSync(real);
-    } catch (error) {
-      // As on the calling thread: a directory that vanished or cannot be read is passed over.
-      const code = codeOfRuntimeError(error);
-      if (code === "permission_denied" || code === "not_found") return false;
-      throw error;
-    }
-    const parent = this.frames.at(-1);
-    let inRepository = parent?.inRepository ?? this.stack.inRepository;
-    if (sortListing(entries)) inRepository = true;
-    this.stack.inRepository = inRepository;
-    let layers = parent?.layers ?? this.stack.layers.length;
-    if (this.spec.gitignore && inRepository && entries.some((e) => e.name === ".gitignore")) {
-      const text = readSmallText(`${real}/.gitignore`);
-      if (text !== null) {
-        this.stack.push({ base: display === "." ? "" : display, text });
-        layers++;
-      }
-    }
-    this.frames.push({ real, display, entries, index: 0, layers, inRepository });
-    this.nothingToHand = false;
-    return true;
-  }
-
-  /** Leaves the innermost directory: its ignore layer and repository state go with it. */
-  close(): void {
-    this.frames.pop();
-    const parent = this.frames.at(-1);
-    // Out of the unit's directory, back to the rules of its parent: the unit's own.
-    const layers = parent?.layers ?? this.unit.ignoreSources.length;
-    while (this.stack.layers.length > layers) this.stack.pop();
-    this.stack.inRepository = parent?.inRepository ?? this.unit.inRepository;
   }
 
   /** Takes one result, and sends the batch when it is full. */
@@ -240,7 +165,7 @@ class UnitWalk {
     const results = this.listing ? null : this.results;
     this.send({
       id,
-      unit: this.unit.display,
+      unit: this.name,
       displays: this.displays,
       results,
       frontier: this.frontier,
@@ -250,144 +175,62 @@ class UnitWalk {
     this.results = [];
   }
 
-  /**
-   * Hands the last half of the directories still ahead in the shallowest open
-   * directory that has any to a waiting worker, as one unit, when one is
-   * waiting and there is such a directory.
-   */
+  /** Hands directories ahead of this unit to a waiting worker, when one waits and there are some. */
   handOn(): void {
     const flags = this.flags;
-    if (this.nothingToHand || Atomics.load(flags, WAITING) <= 0) return;
+    if (!this.walk.mayHandOn || Atomics.load(flags, WAITING) <= 0) return;
     // Claim the waiting worker first: two walkers never hand it two units.
     if (Atomics.sub(flags, WAITING, 1) <= 0) {
       Atomics.add(flags, WAITING, 1);
       return;
     }
-    for (let depth = 0; depth < this.frames.length; depth++) {
-      const frame = this.frames[depth];
-      const ahead: number[] = [];
-      for (let i = frame.index; i < frame.entries.length; i++) {
-        const entry = frame.entries[i];
-        if (entry === null || entry.kind !== "directory" || !isWalked(entry)) continue;
-        if (isPlainChild(entry.name, entry.kind)) ahead.push(i);
-      }
-      if (ahead.length === 0) continue;
-      // The last half of them (one of one): few hand-offs, and this unit keeps the nearest.
-      const directories = ahead.slice(ahead.length >> 1).map((i) => {
-        const { name } = frame.entries[i]!;
-        frame.entries[i] = null;
-        return childOf(frame, name);
-      });
-      const [first, ...more] = directories;
-      this.send({
-        id: this.spec.id,
-        unit: this.unit.display,
-        handOn: {
-          ...first,
-          ignoreSources: this.stack.sources.slice(0, frame.layers),
-          inRepository: frame.inRepository,
-          handed: true,
-          ...(more.length === 0 ? {} : { more }),
-        },
-      });
+    const handed = this.walk.handOn();
+    if (handed === null) {
+      Atomics.add(flags, WAITING, 1);
       return;
     }
-    this.nothingToHand = true;
-    Atomics.add(flags, WAITING, 1);
+    const { directory: real, display, names, ignore } = handed;
+    this.send({ id: this.spec.id, unit: this.name, handOn: { real, display, ignore, names } });
   }
 
   /** Walks the unit to its end, its limit, or the job's stop. */
   run(): void {
-    const { unit } = this;
-    for (const directory of [unit, ...(unit.more ?? [])]) {
-      if (this.found >= this.spec.limit) break;
-      if (unit.handed) {
-        if (this.ignored(directory.display, true)) continue;
-        if (this.listing && this.matches!(this.relative(directory.display))) {
-          this.take(directory.display, null);
-        }
-      }
-      if (this.open(directory.real, directory.display)) this.walk();
-    }
-    this.flush(true);
-  }
-
-  /** Walks the open directories to their end, or to the unit's limit. */
-  walk(): void {
+    const { unit, walk } = this;
+    if (this.stopped()) throw new Stopped();
+    if (unit.names === undefined) walk.enter(unit.real, unit.display);
+    else walk.enterWith({ directory: unit.real, display: unit.display, names: [...unit.names] });
     const request = "search" in this.spec.select ? this.spec.select.search : null;
-    while (this.frames.length > 0 && this.found < this.spec.limit) {
-      const frame = this.frames[this.frames.length - 1];
-      if (frame.index === frame.entries.length) {
-        this.close();
-        continue;
-      }
-      const entry = frame.entries[frame.index++];
-      if (entry === null || !isWalked(entry) || !isPlainChild(entry.name, entry.kind)) continue;
-      const { real, display } = childOf(frame, entry.name);
-      const isDirectory = entry.kind === "directory";
-      if (this.after !== undefined) {
-        if (walkOrder(display, this.after) <= 0) {
-          // Met already on the calling thread; a directory that holds where that walk stopped,
-          // or is where it stopped (glob meets directories), is entered for what follows.
-          if (
-            isDirectory && (display === this.after || this.after.startsWith(`${display}/`))
-          ) this.open(real, display);
-          continue;
-        }
-        this.after = undefined;
-      }
-      if (this.ignored(display, isDirectory)) continue;
-      if (isDirectory) {
-        if (this.listing && this.matches!(this.relative(display))) this.take(display, null);
-        this.handOn();
-        this.open(real, display);
-        continue;
-      }
+    for (let entry; this.found < this.spec.limit && (entry = walk.next()) !== null;) {
       if (this.stopped()) throw new Stopped();
-      if (this.listing) {
-        if (this.matches!(this.relative(display))) this.take(display, null);
+      if (entry.kind === "directory") {
+        if (this.listing && this.matches!(entry.relative)) this.take(entry.display, null);
+        this.handOn();
         continue;
       }
-      if (!this.accept(display)) continue;
+      if (this.listing) {
+        if (this.matches!(entry.relative)) this.take(entry.display, null);
+        continue;
+      }
+      if (!this.accept(entry.display)) continue;
       // A worker that waits gets work as soon as there is some, not at the next directory.
       this.handOn();
-      const result = this.scan(real, request!);
-      if (result.matches > 0 || result.skip !== undefined) this.take(display, result);
+      const result = this.scan(entry.path, request!);
+      if (result.matches > 0 || result.skip !== undefined) this.take(entry.display, result);
       else if (++this.quiet === QUIET_FILES) {
         this.quiet = 0;
-        this.frontier = display;
+        this.frontier = entry.display;
         this.flush(false);
       }
     }
+    this.flush(true);
   }
 }
 
 /** A directory's entries, in any order; throws the runtime's error. */
 export type ListSync = (real: string) => WalkDirEntry[];
 
-/** The listing of `node:fs`. */
-function nodeListSync(real: string): WalkDirEntry[] {
-  return readdirSync(real, { withFileTypes: true }).map((entry) => ({
-    name: entry.name,
-    kind: kindOf(entry),
-  }));
-}
-
-let listSync: ListSync = nodeListSync;
-
-/**
- * Sets how this worker lists directories: a runtime's own listing, where
- * `node:fs` is slower (see `src/backends/deno/scan_worker.ts`).
- */
-export function setListing(list: ListSync): void {
-  listSync = list;
-}
-
-/** `.gitignore` files larger than this are not read (as on the calling thread). */
-const IGNORE_FILE_BYTES = 1024 * 1024;
-
-/** A small regular file's text (a `.gitignore`), never following a symbolic link. */
-function readSmallText(path: string): string | null {
+/** A small regular file's text (an ignore file), never following a final symbolic link. */
+function readSmallText(path: string, maxBytes: number): string | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | constants.O_NOFOLLOW);
@@ -396,7 +239,7 @@ function readSmallText(path: string): string | null {
   }
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > IGNORE_FILE_BYTES) return null;
+    if (!stats.isFile() || stats.size > maxBytes) return null;
     const bytes = new Uint8Array(stats.size);
     let filled = 0;
     while (filled < bytes.length) {
@@ -412,13 +255,32 @@ function readSmallText(path: string): string | null {
   }
 }
 
+/** The walk's view of the file system in a worker: real paths, a runtime's own listing. */
+export function workerWalkIO(list: ListSync): WalkSyncIO<string> {
+  return {
+    readDir(real) {
+      try {
+        return list(real);
+      } catch (error) {
+        if (isPassedOver(codeOfRuntimeError(error))) return null;
+        throw error;
+      }
+    },
+    // Plain concatenation: the directory is real and the name one segment.
+    child: (real, name, kind) =>
+      isPlainChild(name, kind) ? (real === "/" ? `/${name}` : `${real}/${name}`) : null,
+    readText: readSmallText,
+  };
+}
+
 /** Walks one unit, sending its results, the units it hands on, and its end. */
 export function runUnit(
   job: UnitJob,
+  io: WalkSyncIO<string>,
   scan: (real: string, request: ScanRequest) => ScanResult,
   send: (answer: UnitAnswer) => void,
 ): void {
-  const walk = new UnitWalk(job.spec, job.unit, scan, send);
+  const walk = new UnitWalk(job.spec, job.unit, io, scan, send);
   try {
     walk.run();
   } catch (error) {
@@ -426,7 +288,7 @@ export function runUnit(
     else {
       send({
         id: job.spec.id,
-        unit: job.unit.display,
+        unit: walk.name,
         error: (error as Error)?.message ?? String(error),
       });
     }

@@ -1,7 +1,8 @@
 /**
  * The walk of `grep` and `glob` over the session's file system: the tree
  * below a checked start (see `src/search/walk.ts` for its rules), with the
- * working directory's `.gitignore` files above the start applied too.
+ * ignore rules of the working directory's directories above the start
+ * applied too.
  *
  * @module
  */
@@ -10,79 +11,53 @@ import type { ToolSessionContext } from "../../contract/context.ts";
 import { ToolError } from "../../contract/errors.ts";
 import { checkedChild } from "../../path/mod.ts";
 import type { CheckedPath } from "../../path/mod.ts";
-import type { TreeWalk } from "../../backends/filesystem.ts";
-import { ignoreSource, IgnoreStack, walkTree } from "../../search/walk.ts";
-import type { WalkedEntry, WalkIO } from "../../search/walk.ts";
+import type { AsyncFileSystem } from "../../backends/filesystem.ts";
+import { ignoreStateBelow, isPassedOver, Walk } from "../../search/walk.ts";
+import type { IgnoreState, WalkEntry, WalkIO } from "../../search/walk.ts";
 
 export { WALK_READ_AHEAD } from "../../search/walk.ts";
 
-/** One entry met by the walk. */
-export type WalkEntry = WalkedEntry<CheckedPath>;
-
-/** Options of {@link walk}. */
-export interface WalkOptions {
-  /** Aborts the walk. */
-  readonly signal: AbortSignal;
-  /** Whether to yield directories too (glob) or only files (grep). */
-  readonly directories: boolean;
-  /** Honour `.gitignore` files (default true). */
-  readonly gitignore?: boolean;
-}
-
-/** The walk's view of the session's file system. */
-function sessionWalkIO(session: ToolSessionContext): WalkIO<CheckedPath> {
+/** The walk's view of a file system, over checked paths. */
+function checkedWalkIO(filesystem: AsyncFileSystem): WalkIO<CheckedPath> {
   return {
-    readDir: (directory) => session.filesystem.readDir(directory),
-    child: (directory, name, kind) => checkedChild(directory, name, kind),
-    async readText(file) {
+    async readDir(directory) {
       try {
-        const bytes = await session.filesystem.readFile(file, { maxBytes: 1024 * 1024 });
-        return new TextDecoder().decode(bytes);
+        return await filesystem.readDir(directory);
+      } catch (error) {
+        if (isPassedOver((error as { code?: unknown }).code)) return null;
+        throw error;
+      }
+    },
+    child: (directory, name, kind) => checkedChild(directory, name, kind),
+    async readText(file, maxBytes) {
+      try {
+        return new TextDecoder().decode(await filesystem.readFile(file, { maxBytes }));
       } catch {
         return null;
       }
     },
-    display: (path) => path.display,
-    ignorable: (path) => path.rootKind === "working_directory",
   };
 }
 
-/** Whether a directory holds `.git` (a directory, or a file as in worktrees). */
-async function holdsGit(session: ToolSessionContext, directory: CheckedPath): Promise<boolean> {
-  const git = checkedChild(directory, ".git", "directory");
-  if (git === null) return false;
-  try {
-    await session.filesystem.stat(git);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * The `.gitignore` state at a checked directory: the working directory's
- * files above it (inside a repository), outermost first.
+ * The ignore rules in force at a checked start, from the working directory
+ * down: computed once per call, for the walk here and a backend's tree walk.
+ * `null` in the skill root, where none apply.
  */
-async function ignoreStackAt(
+export async function ignoreStateAt(
   session: ToolSessionContext,
   start: CheckedPath,
-  options: { readonly gitignore?: boolean },
-): Promise<IgnoreStack> {
-  const stack = new IgnoreStack();
-  if (options.gitignore === false || start.rootKind !== "working_directory") return stack;
-  const io = sessionWalkIO(session);
+  signal: AbortSignal,
+): Promise<IgnoreState | null> {
+  if (start.rootKind !== "working_directory") return null;
+  const userExcludes = await session.filesystem.readGitExcludes?.(session.environment) ?? null;
   const segments = start.display === "." ? [] : start.display.split("/");
+  const above: { path: CheckedPath; display: string }[] = [];
   for (let depth = 0; depth < segments.length; depth++) {
-    const directory = await session.resolvePath(
-      segments.slice(0, depth).join("/") || ".",
-      "read",
-      "must_exist",
-    );
-    if (await holdsGit(session, directory)) stack.inRepository = true;
-    const source = stack.inRepository ? await ignoreSource(io, directory) : null;
-    if (source !== null) stack.push(source);
+    const display = segments.slice(0, depth).join("/") || ".";
+    above.push({ path: await session.resolvePath(display, "read", "must_exist"), display });
   }
-  return stack;
+  return await ignoreStateBelow(checkedWalkIO(session.filesystem), above, userExcludes, signal);
 }
 
 /**
@@ -92,11 +67,13 @@ async function ignoreStackAt(
 export async function* walk(
   session: ToolSessionContext,
   start: CheckedPath,
-  options: WalkOptions,
-): AsyncGenerator<WalkEntry> {
+  ignore: IgnoreState | null,
+  signal: AbortSignal,
+): AsyncGenerator<WalkEntry<CheckedPath>> {
   const info = await session.filesystem.stat(start);
   if (info.kind === "file") {
-    yield { path: start, relative: posix.basename(start.display), kind: "file" };
+    const name = posix.basename(start.display);
+    yield { path: start, display: start.display, relative: name, kind: "file" };
     return;
   }
   if (info.kind !== "directory") {
@@ -107,21 +84,9 @@ export async function* walk(
   }
   // A large walk goes on in the backend's workers: they start while this one begins.
   session.filesystem.prepareSearch?.();
-  const stack = await ignoreStackAt(session, start, options);
-  for await (const batch of walkTree(sessionWalkIO(session), start, stack, options)) yield* batch;
-}
-
-/**
- * What a backend's tree walk needs to go on below `start` after the entry
- * `after`, which the walk on this thread reached.
- */
-export async function treeWalkAfter(
-  session: ToolSessionContext,
-  start: CheckedPath,
-  after: string,
-): Promise<TreeWalk> {
-  const stack = await ignoreStackAt(session, start, {});
-  return { gitignore: true, ignoreSources: stack.sources, inRepository: stack.inRepository, after };
+  const walk = new Walk(checkedWalkIO(session.filesystem), { from: start.display, ignore }, signal);
+  await walk.enter(start, start.display);
+  for (let entry; (entry = await walk.next()) !== null;) yield entry;
 }
 
 /**
