@@ -101,6 +101,8 @@ export type {
 export type { ScanLine, ScanMode, ScanRequest, ScanResult } from "./src/search/scan.ts";
 export type { TerminationTiming } from "./src/backends/process_group.ts";
 export { createMemoryFileSystem } from "./src/backends/memory/filesystem.ts";
+export { threadSearches } from "./src/backends/thread_search.ts";
+export type { ThreadReads } from "./src/backends/thread_search.ts";
 export type { MemoryFileSystem } from "./src/backends/memory/filesystem.ts";
 export { createNodeFileSystem } from "./src/backends/node/filesystem.ts";
 export { createNodeProcessBackend } from "./src/backends/node/process.ts";

@@ -15,7 +15,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
-import { workerSearches } from "../node/scan_pool.ts";
+import { workerSearches } from "../node/worker_searches.ts";
 import { kindOf } from "./entry_kind.ts";
 import { hostGitExcludes } from "../host_text.ts";
 
@@ -64,10 +64,7 @@ async function openRegular(path: CheckedPath): Promise<{ file: Deno.FsFile; size
  * ```
  */
 export function createDenoFileSystem(): AsyncFileSystem {
-  // grep's batch scans and tree searches run in the same worker threads as under Node (Deno runs
-  // node:worker_threads), with Deno's own directory listing.
-  return {
-    ...workerSearches(new URL("./search_worker.ts", import.meta.url)),
+  const filesystem: Omit<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree"> = {
     readGitExcludes: hostGitExcludes,
     async realPath(path) {
       try {
@@ -172,4 +169,10 @@ export function createDenoFileSystem(): AsyncFileSystem {
       }
     },
   };
+  // grep's and glob's tree searches run in the same worker threads as under Node (Deno runs
+  // node:worker_threads), with Deno's own directory listing.
+  return Object.assign(
+    filesystem,
+    workerSearches(filesystem, new URL("./search_worker.ts", import.meta.url)),
+  );
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { AsyncFileSystem, DirEntry, EntryKind, FileInfo } from "../filesystem.ts";
+import { threadSearches } from "../thread_search.ts";
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../contract/errors.ts";
 import type { ErrorCode } from "../../contract/errors.ts";
@@ -169,7 +170,7 @@ export function createMemoryFileSystem(): MemoryFileSystem {
 
   const encoder = new TextEncoder();
 
-  return {
+  const filesystem: Omit<MemoryFileSystem, "searchTree" | "globTree"> = {
     realPath(path) {
       return Promise.resolve().then(() => "/" + walk(path, true).real.join("/"));
     },
@@ -284,4 +285,6 @@ export function createMemoryFileSystem(): MemoryFileSystem {
       }
     },
   };
+  // No workers here: grep and glob walk and scan on the calling thread.
+  return Object.assign(filesystem, threadSearches(filesystem));
 }

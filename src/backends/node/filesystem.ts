@@ -17,7 +17,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
-import { workerSearches } from "./scan_pool.ts";
+import { workerSearches } from "./worker_searches.ts";
 import { kindOf } from "./entry_kind.ts";
 import { hostGitExcludes } from "../host_text.ts";
 
@@ -69,8 +69,7 @@ async function openRegular(path: CheckedPath): Promise<{ handle: fs.FileHandle; 
  * ```
  */
 export function createNodeFileSystem(): AsyncFileSystem {
-  return {
-    ...workerSearches(),
+  const filesystem: Omit<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree"> = {
     readGitExcludes: hostGitExcludes,
     async realPath(path) {
       try {
@@ -174,4 +173,5 @@ export function createNodeFileSystem(): AsyncFileSystem {
       }
     },
   };
+  return Object.assign(filesystem, workerSearches(filesystem));
 }

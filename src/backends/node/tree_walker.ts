@@ -12,8 +12,8 @@
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import type { ScanResult } from "../../search/scan.ts";
-import type { ScanRequest } from "../../search/scan.ts";
+import { resultCount } from "../../search/scan.ts";
+import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
 import { isPlainChild } from "../../path/mod.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
@@ -107,7 +107,6 @@ class UnitWalk {
   readonly listing: boolean;
   readonly accept: (display: string) => boolean;
   readonly matches: ((relative: string) => boolean) | null;
-  readonly content: boolean;
   displays: string[] = [];
   results: ScanResult[] = [];
   found = 0;
@@ -137,7 +136,6 @@ class UnitWalk {
       this.matches = null;
       this.accept = globFilter(spec.select.files);
     }
-    this.content = "search" in spec.select && spec.select.search.mode === "content";
     this.frontier = unit.after ?? this.name;
   }
 
@@ -150,9 +148,11 @@ class UnitWalk {
     this.displays.push(display);
     if (result !== null) this.results.push(result);
     this.frontier = display;
-    // Results as the consumer counts them: matching lines in content mode, else files or paths.
-    if (result === null) this.found++;
-    else if (result.skip === undefined) this.found += this.content ? result.matches : 1;
+    // Results as the consumer counts them: paths, or what a scanned file gives.
+    const { select } = this.spec;
+    this.found += result === null || !("search" in select)
+      ? 1
+      : resultCount(result, select.search.mode);
     this.quiet = 0;
     if (this.displays.length >= this.batch) {
       this.flush(false);
