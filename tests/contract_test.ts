@@ -164,7 +164,7 @@ async function sourceFiles(directory: string): Promise<string[]> {
 
 test("契约与分层: src/tools, src/path, src/backends and src/contract import no host code", async () => {
   const src = resolve(here, "../src");
-  const layers = ["tools", "path", "backends", "contract", "permissions", "search"];
+  const layers = ["tools", "path", "backends", "contract", "permissions", "search", "runtime"];
   const allowedPackages =
     /^(node:|valibot$|@valibot\/to-json-schema$|diff$|picomatch$|ignore$|re2js$)/;
   let checked = 0;

@@ -6,9 +6,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AsyncFileSystem, GlobOutput, GrepOutput } from "../mod.ts";
 import { WALK_READ_AHEAD, walkOrder } from "../src/search/walk.ts";
-import { sharedPool, treeStart } from "../src/backends/node/scan_pool.ts";
-import type { ScanPool } from "../src/backends/node/scan_pool.ts";
-import { workerSearches } from "../src/backends/node/worker_searches.ts";
+import { sharedPool, treeStart } from "../src/backends/workers/pool.ts";
+import type { SearchPool } from "../src/backends/workers/pool.ts";
+import { workerSearches } from "../src/backends/workers/searches.ts";
+import { moduleBeside } from "../src/runtime/checks.ts";
 import { compileMatcher } from "../src/search/matcher.ts";
 import { scanBytes } from "../src/search/scan.ts";
 import { SIMD_BUFFER_BYTES, SimdSearch } from "../src/search/simd.ts";
@@ -391,31 +392,25 @@ const searchInputs = [
 const byName = Object.fromEntries(fixtures.map((f) => [f.name, f]));
 
 /** The process's pool of search workers for a backend's worker module. */
-function poolOf(name: string): ScanPool {
-  const module = `../src/backends/${name}/search_worker.${
-    import.meta.url.endsWith(".ts") ? "ts" : "js"
-  }`;
-  return name === "node" ? sharedPool() : sharedPool(new URL(module, import.meta.url));
+function poolOf(name: string): SearchPool {
+  return sharedPool(moduleBeside(import.meta.url, `../src/backends/${name}/search_worker`));
 }
 
 /** Counts the jobs a pool's workers take, until `restore` is called. */
-function countJobs(pool: ScanPool): { jobs: number; restore(): void } {
+function countJobs(pool: SearchPool): { jobs: number; restore(): void } {
   const counts = { jobs: 0, restore: () => {} };
   const { searchTree, globTree } = pool;
   pool.searchTree = (...args) => (counts.jobs++, searchTree.apply(pool, args));
   pool.globTree = (...args) => (counts.jobs++, globTree.apply(pool, args));
   counts.restore = () => {
-    delete (pool as Partial<ScanPool>).searchTree;
-    delete (pool as Partial<ScanPool>).globTree;
+    delete (pool as Partial<SearchPool>).searchTree;
+    delete (pool as Partial<SearchPool>).globTree;
   };
   return counts;
 }
 
 /** A worker module whose workers exit as they start. */
-const EXITING_WORKER = new URL(
-  `./fixtures/exiting_search_worker.${import.meta.url.endsWith(".ts") ? "ts" : "js"}`,
-  import.meta.url,
-);
+const EXITING_WORKER = moduleBeside(import.meta.url, "fixtures/exiting_search_worker");
 
 for (const name of ["node", "deno"].filter((n) => n in byName)) {
   test(`grep (${name}): the backend's search workers give exactly the results of the search on the calling thread`, async () => {

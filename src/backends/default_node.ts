@@ -1,9 +1,9 @@
 /**
- * The Node build's default backends (it replaces `default.ts` there).
+ * The default backends of the npm package: Node's (the package's manifest
+ * maps `#default-backends` here; see `default_deno.ts`).
  *
  * @module
  */
-import process from "node:process";
 import type { AsyncFileSystem } from "./filesystem.ts";
 import type { ProcessBackend } from "./process.ts";
 import { createNodeFileSystem } from "./node/filesystem.ts";
@@ -17,13 +17,4 @@ export function defaultFileSystem(): AsyncFileSystem {
 /** The default process backend: Node's. */
 export function defaultProcessBackend(): ProcessBackend {
   return createNodeProcessBackend();
-}
-
-/** The host's environment. */
-export function hostEnvironment(): Record<string, string> {
-  const environment: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) environment[key] = value;
-  }
-  return environment;
 }

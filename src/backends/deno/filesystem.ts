@@ -15,7 +15,7 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
-import { workerSearches } from "../node/worker_searches.ts";
+import { workerSearches } from "../workers/searches.ts";
 import { kindOf } from "./entry_kind.ts";
 import { hostGitExcludes } from "../host_text.ts";
 
@@ -59,7 +59,7 @@ async function openRegular(path: CheckedPath): Promise<{ file: Deno.FsFile; size
  *
  * @example
  * ```ts
- * import { createDenoFileSystem } from "@openwork/tools";
+ * import { createDenoFileSystem } from "@openwork/tools/deno";
  * const filesystem = createDenoFileSystem();
  * ```
  */

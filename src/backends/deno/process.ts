@@ -42,7 +42,7 @@ const control: GroupControl = groupControl(
  *
  * @example
  * ```ts
- * import { createDenoProcessBackend } from "@openwork/tools";
+ * import { createDenoProcessBackend } from "@openwork/tools/deno";
  * const processes = createDenoProcessBackend({ graceMs: 500 });
  * ```
  */

@@ -17,7 +17,8 @@ import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts"
 import { ToolError } from "../../contract/errors.ts";
 import { toToolError } from "../errors.ts";
 import { permissionBits, temporarySibling } from "../atomic.ts";
-import { workerSearches } from "./worker_searches.ts";
+import { workerSearches } from "../workers/searches.ts";
+import { moduleBeside } from "../../runtime/checks.ts";
 import { kindOf } from "./entry_kind.ts";
 import { hostGitExcludes } from "../host_text.ts";
 
@@ -64,7 +65,7 @@ async function openRegular(path: CheckedPath): Promise<{ handle: fs.FileHandle; 
  *
  * @example
  * ```ts
- * import { createNodeFileSystem } from "@openwork/tools";
+ * import { createNodeFileSystem } from "@openwork/tools/node";
  * const filesystem = createNodeFileSystem();
  * ```
  */
@@ -173,5 +174,6 @@ export function createNodeFileSystem(): AsyncFileSystem {
       }
     },
   };
-  return Object.assign(filesystem, workerSearches(filesystem));
+  const worker = moduleBeside(import.meta.url, "search_worker");
+  return Object.assign(filesystem, workerSearches(filesystem, worker));
 }

@@ -16,6 +16,7 @@ import { codeOfRuntimeError } from "../errors.ts";
 import { groupControl, OwnedGroups, ownedHandle } from "../process_group.ts";
 import { discardFd, FifoPool } from "./fifo.ts";
 import type { PipeEnds } from "./fifo.ts";
+import { isDeno } from "../../runtime/checks.ts";
 import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
 const control: GroupControl = groupControl(
@@ -153,7 +154,7 @@ function pushedOutput(fd: number): PushedOutput {
  * stream is used.
  */
 function output(pipe: Readable): ProcessOutput {
-  if (process.versions.deno !== undefined) return webStream(pipe);
+  if (isDeno) return webStream(pipe);
   const { state, wake, changed } = watchPipe(pipe);
   const queue: Uint8Array[] = [];
   pipe.on("data", (chunk: Uint8Array) => {
@@ -191,7 +192,7 @@ function output(pipe: Readable): ProcessOutput {
  *
  * @example
  * ```ts
- * import { createNodeProcessBackend } from "@openwork/tools";
+ * import { createNodeProcessBackend } from "@openwork/tools/node";
  * const processes = createNodeProcessBackend({ graceMs: 500 });
  * ```
  */
@@ -207,7 +208,7 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
     },
     async spawn(request) {
       // Deno's Node layer is served by its own pipes (see `output`).
-      const pipes: (PipeEnds | null)[] = process.versions.deno === undefined
+      const pipes: (PipeEnds | null)[] = !isDeno
         ? await Promise.all([fifos.take(), fifos.take()])
         : [null, null];
       const child = (() => {

@@ -1,11 +1,11 @@
 /**
- * The search worker of the Node backend: the shared worker (`scan_worker.ts`)
- * listing directories with `node:fs`.
+ * The search worker of the Node backend: the search workers' side
+ * (`../workers/worker.ts`), listing directories with `node:fs`.
  *
  * @module
  */
 import { readdirSync } from "node:fs";
-import { serveSearches } from "./scan_worker.ts";
+import { serveSearches } from "../workers/worker.ts";
 import { kindOf } from "./entry_kind.ts";
 
 serveSearches((real) =>

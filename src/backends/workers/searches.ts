@@ -12,7 +12,7 @@ import type { AsyncFileSystem } from "../filesystem.ts";
 import { globHere, scanHere, ThreadWalk } from "../thread_search.ts";
 import type { ThreadReads } from "../thread_search.ts";
 import { resultCount } from "../../search/scan.ts";
-import { sharedPool, treeStart } from "./scan_pool.ts";
+import { sharedPool, treeStart } from "./pool.ts";
 
 /** Files scanned on the calling thread before a search goes on in the workers. */
 const FILES_HERE_FIRST = 64;
@@ -43,12 +43,12 @@ async function* fromWorkers<T>(
 
 /**
  * The search methods of a backend whose tree searches run in the process's
- * pool of workers for `workerModule`, reading through `filesystem` on the
- * calling thread.
+ * pool of workers for `workerModule` (the adapter's worker, which calls
+ * `serveSearches`), reading through `filesystem` on the calling thread.
  */
 export function workerSearches(
   filesystem: ThreadReads,
-  workerModule?: URL,
+  workerModule: URL,
 ): Pick<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree"> {
   const pool = sharedPool(workerModule);
   return {

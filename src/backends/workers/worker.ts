@@ -1,6 +1,6 @@
 /**
  * The search workers' side: walks and scans one unit of a tree search or
- * listing at a time (see `tree_walker.ts`), reading files synchronously into
+ * listing at a time (see `unit.ts`), reading files synchronously into
  * one reused buffer (a worker thread may block; the host's event loop does
  * not). A runtime's worker module calls {@link serveSearches} with its own
  * directory listing.
@@ -16,8 +16,8 @@ import { SimdSearch } from "../../search/simd.ts";
 import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
 import type { ByteLiteral } from "../../search/bytes.ts";
 import { Buffer } from "node:buffer";
-import { runUnit, workerWalkIO } from "./tree_walker.ts";
-import type { ListSync, UnitJob } from "./tree_walker.ts";
+import { runUnit, workerWalkIO } from "./unit.ts";
+import type { ListSync, UnitJob } from "./unit.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);

@@ -12,8 +12,8 @@ import type { ScanResult } from "../../search/scan.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import type { TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
-import { STOP, unitName, WAITING } from "./tree_walker.ts";
-import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./tree_walker.ts";
+import { STOP, unitName, WAITING } from "./unit.ts";
+import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./unit.ts";
 import { walkOrder } from "../../search/walk.ts";
 
 interface Slot {
@@ -46,35 +46,30 @@ export function treeStart(start: CheckedPath): TreeStart {
 }
 
 /** The process's pools, one per worker module. */
-const pools = new Map<string, ScanPool>();
+const pools = new Map<string, SearchPool>();
 
 /**
- * The process's pool of workers running `workerModule` (by default
- * `search_worker` beside this module): every backend of a process shares it,
- * so a host with many sessions still starts one worker per core, not one per
- * session.
+ * The process's pool of workers running `workerModule` (a runtime adapter's
+ * worker, which calls `serveSearches` of `worker.ts`): every backend of a
+ * process shares it, so a host with many sessions still starts one worker
+ * per core, not one per session.
  */
-export function sharedPool(workerModule?: URL): ScanPool {
-  const key = workerModule?.href ?? "";
-  const pool = pools.get(key) ?? new ScanPool(workerModule);
-  pools.set(key, pool);
+export function sharedPool(workerModule: URL): SearchPool {
+  const pool = pools.get(workerModule.href) ?? new SearchPool(workerModule);
+  pools.set(workerModule.href, pool);
   return pool;
 }
 
 /** A pool of search workers. */
-export class ScanPool {
+export class SearchPool {
   #slots: Slot[] = [];
   #ids = 0;
 
   readonly #workerModule: URL;
 
-  /**
-   * A pool whose workers run `workerModule`: by default `search_worker` beside
-   * this module (.ts under Deno, .js in the npm build).
-   */
-  constructor(workerModule?: URL) {
-    const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
-    this.#workerModule = workerModule ?? new URL(`./search_worker.${extension}`, import.meta.url);
+  /** A pool whose workers run `workerModule`. */
+  constructor(workerModule: URL) {
+    this.#workerModule = workerModule;
   }
 
   #start(): Slot {
@@ -123,7 +118,7 @@ export class ScanPool {
 
   /**
    * A tree job: the start's unit goes to one worker, the other waits for the
-   * units it hands on (see `tree_walker.ts`), and the results come back here
+   * units it hands on (see `unit.ts`), and the results come back here
    * in walk order. Stopping the iteration or aborting stops every unit
    * before its next file; the units already running are awaited.
    */
