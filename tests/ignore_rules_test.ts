@@ -197,9 +197,9 @@ const HOME_FILES: Record<string, string> = {
   ".config/git/ignore": "*.xdg-default\n",
 };
 
-/** Writes the user's git configuration into a home directory on disk. */
-async function writeHome(home: string): Promise<void> {
-  for (const [path, text] of Object.entries(HOME_FILES)) {
+/** Writes the user's git configuration files into a home directory on disk. */
+async function writeHome(home: string, files: Record<string, string>): Promise<void> {
+  for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(home, path)), { recursive: true });
     await writeFile(join(home, path), text);
   }
@@ -211,7 +211,7 @@ async function gitFiles(layout: Layout): Promise<string[]> {
   try {
     const root = join(dir.path, "repo");
     const home = join(dir.path, "home");
-    await writeHome(home);
+    await writeHome(home, HOME_FILES);
     for (const [path, entry] of Object.entries(layout)) {
       await mkdir(dirname(join(root, path)), { recursive: true });
       if (typeof entry === "string") await writeFile(join(root, path), entry);
@@ -244,11 +244,7 @@ async function withHome(
   // On disk for the disk backends; inside the in-memory file system for it.
   const disk = fixture.name === "memory" ? null : await tempDir();
   const home = disk?.path ?? "/work/home";
-  for (const [path, text] of Object.entries(homeFiles)) {
-    if (disk === null) continue;
-    await mkdir(dirname(join(home, path)), { recursive: true });
-    await writeFile(join(home, path), text);
-  }
+  if (disk !== null) await writeHome(home, homeFiles);
   const ws = await workspace(fixture, layout, {
     environment: { HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
   });
@@ -391,30 +387,11 @@ for (const fixture of fixtures) {
     async () => {
       const layout = oracleLayout();
       const expected = await gitFiles(layout);
-      // The user's configuration where this backend reads it: on disk, or in memory.
-      const disk = fixture.name === "memory" ? null : await tempDir();
-      const home = disk?.path ?? "/work/home";
-      if (disk !== null) await writeHome(home);
-      const ws = await workspace(fixture, layout, {
-        environment: { HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
+      await withHome(fixture, layout, HOME_FILES, async (ws) => {
+        const { grep, glob } = await visited(ws);
+        assert.deepEqual(grep.sort(), expected);
+        assert.deepEqual(glob.filter((path) => path in layout).sort(), expected);
       });
-      try {
-        if (disk === null) {
-          for (const [path, text] of Object.entries(HOME_FILES)) {
-            (ws.filesystem as MemoryFileSystem).writeFile(`${home}/${path}`, text);
-          }
-        }
-        const grep = await ws.call("grep", { pattern: ".", max_results: 2000 });
-        assert.equal(grep.ok, true, grep.output);
-        assert.deepEqual([...(grep.data as GrepOutput).files].sort(), expected);
-        const glob = await ws.call("glob", { pattern: "**/*", max_results: 2000 });
-        assert.equal(glob.ok, true, glob.output);
-        const files = (glob.data as GlobOutput).paths.filter((path) => path in layout);
-        assert.deepEqual([...files].sort(), expected);
-      } finally {
-        await ws.cleanup();
-        await disk?.cleanup();
-      }
     },
   );
 }
