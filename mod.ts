@@ -89,7 +89,7 @@ export type {
   TreeSearch,
   TreeWalk,
 } from "./src/backends/filesystem.ts";
-export type { IgnoreSource } from "./src/search/walk.ts";
+export type { IgnoreSource, IgnoreState } from "./src/search/walk.ts";
 export type {
   ProcessBackend,
   ProcessExit,
@@ -100,13 +100,9 @@ export type {
 export type { ScanLine, ScanMode, ScanRequest, ScanResult } from "./src/search/scan.ts";
 export type { TerminationTiming } from "./src/backends/process_group.ts";
 export { createMemoryFileSystem } from "./src/backends/memory/filesystem.ts";
+export { threadSearches } from "./src/backends/thread_search.ts";
+export type { ThreadReads } from "./src/backends/thread_search.ts";
 export type { MemoryFileSystem } from "./src/backends/memory/filesystem.ts";
-export { createNodeFileSystem } from "./src/backends/node/filesystem.ts";
-export { createNodeProcessBackend } from "./src/backends/node/process.ts";
-export { createDenoFileSystem } from "./src/backends/deno/filesystem.ts"; // deno-only
-export { createDenoProcessBackend } from "./src/backends/deno/process.ts"; // deno-only
-export { denoPermissionFlags } from "./src/backends/deno/flags.ts"; // deno-only
-export type { DenoFlagOptions } from "./src/backends/deno/flags.ts"; // deno-only
 
 export { decide } from "./src/permissions/policy.ts";
 export type {

@@ -2,8 +2,10 @@
  * Builds the npm package into `npm/` with what the npm registry offers (the
  * TypeScript compiler), and checks it:
  *
- * 1. stages the sources with the Node backends as the defaults and without
- *    the Deno backends, compiles them (ESM + .d.ts) with TypeScript 5.9;
+ * 1. stages the sources as they are, without the Deno adapter (its entry
+ *    point, `src/backends/deno/` and the defaults that pick it), compiles them
+ *    (ESM + .d.ts) with TypeScript 5.9; the manifest maps `#default-backends`
+ *    to the Node defaults, as `deno.json` maps it to the Deno ones;
  * 2. runs the same test files under `node --test` against the build;
  * 3. packs it, installs the tarball into a fresh project outside this repo,
  *    runs an ESM smoke script there and type-checks a TypeScript consumer.
@@ -55,27 +57,28 @@ function npmDependency(specifier: string): [string, string] | null {
   return match === null ? null : [match[1], match[2]];
 }
 
+/** Sources of the Deno adapter and what only Deno runs: not in the npm package. */
+const DENO_ONLY = [
+  "src/backends/deno/",
+  "src/backends/defaults/deno.ts",
+  "tests/fixtures/guard_agent.ts",
+];
+/** What `#default-backends` is in the npm package (deno.json maps it to the Deno defaults). */
+const imports = { "#default-backends": "./src/backends/defaults/node.js" };
+
 // 1. Stage.
 await Deno.remove(out, { recursive: true }).catch(() => {});
 await Deno.mkdir(out, { recursive: true });
-const sources = ["mod.ts", "cli.ts", "mcp.ts"];
+const sources = ["mod.ts", "cli.ts", "mcp.ts", "node.ts"];
 for (const folder of ["src", "tests"]) {
   for await (const file of walkFiles(join(repo, folder))) sources.push(relative(repo, file));
 }
 for (const file of sources) {
   if (!file.endsWith(".ts")) continue;
-  // The Deno backends are not shipped; neither is the agent the Deno guard test runs.
-  if (file.startsWith("src/backends/deno/") || file === "tests/fixtures/guard_agent.ts") continue;
-  let text = await Deno.readTextFile(join(repo, file));
-  if (file === "mod.ts") {
-    text = text.split("\n").filter((line) => !line.endsWith("// deno-only")).join("\n");
-  }
-  if (file === "src/backends/default.ts") {
-    text = `/**\n * The Node build's default backends.\n *\n * @module\n */\n` +
-      `export { defaultFileSystem, defaultProcessBackend, hostEnvironment } from "./default_node.ts";\n`;
-  }
+  // The Deno adapter is not shipped; neither is the agent the Deno guard test runs.
+  if (DENO_ONLY.some((prefix) => file.startsWith(prefix))) continue;
   await Deno.mkdir(join(out, dirname(file)), { recursive: true });
-  await Deno.writeTextFile(join(out, file), text);
+  await Deno.copyFile(join(repo, file), join(out, file));
 }
 
 /** Imports that only the build and the scripts use: not dependencies of the package. */
@@ -92,6 +95,7 @@ const buildPackage = {
   version: config.version,
   private: true,
   type: "module",
+  imports,
   dependencies,
   devDependencies: {
     "typescript": "~5.9.3",
@@ -120,7 +124,7 @@ await Deno.writeTextFile(
         rootDir: ".",
         outDir: ".",
       },
-      include: ["mod.ts", "cli.ts", "mcp.ts", "src/**/*.ts", "tests/**/*.ts"],
+      include: ["mod.ts", "cli.ts", "mcp.ts", "node.ts", "src/**/*.ts", "tests/**/*.ts"],
       exclude: ["node_modules"],
     },
     null,
@@ -150,10 +154,22 @@ const publishPackage = {
   exports: {
     ".": { types: "./mod.d.ts", default: "./mod.js" },
     "./mcp": { types: "./mcp.d.ts", default: "./mcp.js" },
+    "./node": { types: "./node.d.ts", default: "./node.js" },
   },
+  imports,
   bin: { "openwork-tools": "./cli.js" },
   engines: { node: ">=20" },
-  files: ["mod.js", "mod.d.ts", "cli.js", "cli.d.ts", "src/", "README.md", "LICENSE"],
+  files: [
+    "mod.js",
+    "mod.d.ts",
+    "cli.js",
+    "cli.d.ts",
+    "node.js",
+    "node.d.ts",
+    "src/",
+    "README.md",
+    "LICENSE",
+  ],
   dependencies,
 };
 // Nothing in the package may reference Deno at run time (comments and message text aside).

@@ -9,7 +9,10 @@ import type { PermissionProfile, ToolSessionContext } from "./contract/context.t
 import { ToolError } from "./errors.ts";
 import type { AsyncFileSystem } from "./backends/filesystem.ts";
 import type { ProcessBackend } from "./backends/process.ts";
-import { defaultFileSystem, defaultProcessBackend, hostEnvironment } from "./backends/default.ts";
+// The runtime's defaults: the package manifest maps this (deno.json for Deno and JSR, the npm
+// package's package.json for Node); see `backends/defaults/deno.ts`.
+import { defaultFileSystem, defaultProcessBackend } from "#default-backends";
+import { hostEnvironment } from "./runtime/checks.ts";
 import { resolvePath } from "./path/resolver.ts";
 import type { SessionRoots } from "./path/resolver.ts";
 import type { PathAccess, PathIntent } from "./path/mod.ts";

@@ -9,13 +9,13 @@ import process from "node:process";
 import {
   type BashOutput,
   type CallRequest,
-  createNodeFileSystem,
   createSession,
   finalizeToolset,
   type ProcessBackend,
   type ProcessHandle,
   type ToolProgress,
 } from "../mod.ts";
+import { createNodeFileSystem } from "../node.ts";
 import { processBackends, sh, tempDir, underDeno } from "./helpers.ts";
 
 /** Pids of live (non-zombie) processes among `pids`. */

@@ -5,8 +5,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AsyncFileSystem, GlobOutput, GrepOutput } from "../mod.ts";
-import { WALK_READ_AHEAD } from "../src/tools/shared/walk.ts";
-import { walkOrder } from "../src/search/walk.ts";
+import { WALK_READ_AHEAD, walkOrder } from "../src/search/walk.ts";
+import { sharedPool, treeStart } from "../src/backends/workers/pool.ts";
+import type { SearchPool } from "../src/backends/workers/pool.ts";
+import { workerSearches } from "../src/backends/workers/searches.ts";
+import { moduleBeside } from "../src/runtime/checks.ts";
 import { compileMatcher } from "../src/search/matcher.ts";
 import { scanBytes } from "../src/search/scan.ts";
 import { SIMD_BUFFER_BYTES, SimdSearch } from "../src/search/simd.ts";
@@ -329,7 +332,7 @@ for (const fixture of fixtures) {
   });
 }
 
-/** A tree for comparing a backend's tree search and batch scanner with file-by-file scanning. */
+/** A tree for comparing a backend's search workers with the search on the calling thread. */
 function searchLayout(): Layout {
   const layout: Layout = {};
   for (let i = 0; i < 600; i++) {
@@ -387,63 +390,61 @@ const searchInputs = [
 ];
 
 const byName = Object.fromEntries(fixtures.map((f) => [f.name, f]));
+
+/** The process's pool of search workers for a backend's worker module. */
+function poolOf(name: string): SearchPool {
+  return sharedPool(moduleBeside(import.meta.url, `../src/backends/${name}/search_worker`));
+}
+
+/** Counts the jobs a pool's workers take, until `restore` is called. */
+function countJobs(pool: SearchPool): { jobs: number; restore(): void } {
+  const counts = { jobs: 0, restore: () => {} };
+  const { searchTree, globTree } = pool;
+  pool.searchTree = (...args) => (counts.jobs++, searchTree.apply(pool, args));
+  pool.globTree = (...args) => (counts.jobs++, globTree.apply(pool, args));
+  counts.restore = () => {
+    delete (pool as Partial<SearchPool>).searchTree;
+    delete (pool as Partial<SearchPool>).globTree;
+  };
+  return counts;
+}
+
+/** A worker module whose workers exit as they start. */
+const EXITING_WORKER = moduleBeside(import.meta.url, "fixtures/exiting_search_worker");
+
 for (const name of ["node", "deno"].filter((n) => n in byName)) {
-  test(`grep (${name}): the backend's tree search and batch scanner give exactly the results of file-by-file scanning`, async () => {
+  test(`grep (${name}): the backend's search workers give exactly the results of the search on the calling thread`, async () => {
     const fast = await workspace(byName[name], searchLayout());
     const plain = await workspace(byName.memory, searchLayout());
+    const workers = countJobs(poolOf(name));
     try {
-      const searchTree = fast.filesystem.searchTree!.bind(fast.filesystem);
-      assert.equal(typeof searchTree, "function", "the backend searches trees");
-      assert.equal(plain.filesystem.searchTree, undefined);
-      let batches = 0;
-      fast.filesystem.searchTree = async function* (start, search, signal) {
-        for await (const hits of searchTree(start, search, signal)) {
-          batches++;
-          yield hits;
-        }
-      };
       for (const input of searchInputs) {
         const a = await fast.call("grep", input);
         const b = await plain.call("grep", input);
         assert.equal(a.output, b.output, JSON.stringify(input));
         assert.deepEqual(a.data, b.data);
       }
-      assert.ok(batches > 0, "the tree search ran");
-      // Without the tree search, the batch scanner takes the files after the first ones.
-      fast.filesystem.searchTree = undefined;
+      assert.ok(workers.jobs > 0, "the workers searched");
+      // Workers that cannot start leave the rest of the search to the calling thread.
+      Object.assign(fast.filesystem, workerSearches(fast.filesystem, EXITING_WORKER));
       for (const input of searchInputs) {
         const a = await fast.call("grep", input);
         const b = await plain.call("grep", input);
         assert.deepEqual(a.data, b.data, JSON.stringify(input));
       }
-      // A tree search that cannot start leaves the whole search to this thread.
-      fast.filesystem.searchTree = () => {
-        throw new Error("no worker here");
-      };
-      const input = { pattern: "needle", mode: "count", max_results: 2000 };
-      assert.deepEqual(
-        (await fast.call("grep", input)).data,
-        (await plain.call("grep", input)).data,
-      );
     } finally {
+      workers.restore();
       await fast.cleanup();
       await plain.cleanup();
     }
   });
 
-  test(`glob (${name}): the backend's tree walk gives exactly the paths of the walk on this thread`, async () => {
+  test(`glob (${name}): the backend's search workers give exactly the paths of the walk on the calling thread`, async () => {
     const fast = await workspace(byName[name], searchLayout());
     const plain = await workspace(byName.memory, searchLayout());
+    const pool = poolOf(name);
+    const workers = countJobs(pool);
     try {
-      const globTree = fast.filesystem.globTree!.bind(fast.filesystem);
-      assert.equal(plain.filesystem.globTree, undefined);
-      let batches = 0;
-      fast.filesystem.globTree = async function* (start, glob, signal) {
-        for await (const paths of globTree(start, glob, signal)) {
-          batches++;
-          yield paths;
-        }
-      };
       const inputs = [
         { pattern: "**", max_results: 2000 },
         { pattern: "**/*.txt", max_results: 2000 },
@@ -458,31 +459,24 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
         const b = await plain.call("glob", input);
         assert.deepEqual(a.data, b.data, JSON.stringify(input));
       }
-      assert.ok(batches > 0, "the tree walk ran");
+      assert.ok(workers.jobs > 0, "the workers walked");
       // Going on after a directory: what it holds comes next (glob meets directories, so the
-      // walk on this thread can stop at one).
+      // walk on the calling thread can stop at one).
       const everything = (await plain.call("glob", { pattern: "**", max_results: 2000 }))
         .data as GlobOutput;
-      const start = await fast.session.resolvePath(".", "read", "must_exist");
+      const start = treeStart(await fast.session.resolvePath(".", "read", "must_exist"));
+      const ignore = { inRepository: false, sources: [], userExcludes: null };
       for (const after of ["d1", "repo/pkg0/sub0", "repo/pkg0/sub0/deeper", "bin"]) {
         assert.ok(everything.paths.includes(after));
         const walked: string[] = [];
-        const glob = { gitignore: true, ignoreSources: [], inRepository: false, after };
-        for await (const paths of globTree(start, { ...glob, pattern: "**" })) {
+        for await (const paths of pool.globTree(start, { ignore, pattern: "**" }, after)) {
           walked.push(...paths);
         }
         const expected = everything.paths.filter((path) => walkOrder(path, after) > 0);
         assert.deepEqual(walked, expected, `after ${after}`);
       }
-      fast.filesystem.globTree = () => {
-        throw new Error("no worker here");
-      };
-      const input = { pattern: "**/*.txt", max_results: 2000 };
-      assert.deepEqual(
-        (await fast.call("glob", input)).data,
-        (await plain.call("glob", input)).data,
-      );
       const turn = new AbortController();
+      const globTree = fast.filesystem.globTree.bind(fast.filesystem);
       fast.filesystem.globTree = async function* (start, glob, signal) {
         for await (const paths of globTree(start, glob, signal)) {
           yield paths;
@@ -491,7 +485,15 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       };
       const cancelled = await fast.call("glob", { pattern: "**", max_results: 2000 }, turn.signal);
       assert.equal(cancelled.error?.code, "cancelled");
+      // Workers that cannot start leave the rest of the walk to the calling thread.
+      Object.assign(fast.filesystem, workerSearches(fast.filesystem, EXITING_WORKER));
+      const input = { pattern: "**/*.txt", max_results: 2000 };
+      assert.deepEqual(
+        (await fast.call("glob", input)).data,
+        (await plain.call("glob", input)).data,
+      );
     } finally {
+      workers.restore();
       await fast.cleanup();
       await plain.cleanup();
     }
@@ -514,7 +516,7 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       const before = threads();
       for (const ws of others) {
         let searched = false;
-        const searchTree = ws.filesystem.searchTree!.bind(ws.filesystem);
+        const searchTree = ws.filesystem.searchTree.bind(ws.filesystem);
         ws.filesystem.searchTree = (start, search, signal) => {
           searched = true;
           return searchTree(start, search, signal);
@@ -533,7 +535,7 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
   test(`grep (${name}): cancelling during the tree search returns cancelled and stops it`, async () => {
     const ws = await workspace(byName[name], searchLayout());
     try {
-      const searchTree = ws.filesystem.searchTree!.bind(ws.filesystem);
+      const searchTree = ws.filesystem.searchTree.bind(ws.filesystem);
       const turn = new AbortController();
       let after = 0;
       ws.filesystem.searchTree = async function* (start, search, signal) {

@@ -8,8 +8,6 @@ import { join } from "node:path";
 import {
   type AsyncFileSystem,
   createMemoryFileSystem,
-  createNodeFileSystem,
-  createNodeProcessBackend,
   createSession,
   type FinalizedToolset,
   finalizeToolset,
@@ -18,6 +16,8 @@ import {
   type ToolResult,
   type ToolSessionContext,
 } from "../mod.ts";
+import { createNodeFileSystem, createNodeProcessBackend } from "../node.ts";
+import { isDeno } from "../src/runtime/checks.ts";
 import * as fs from "node:fs/promises";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -52,7 +52,7 @@ export async function memorySession(
 }
 
 /** Whether the tests run under Deno. */
-export const underDeno: boolean = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+export const underDeno: boolean = isDeno;
 
 /** A fresh real temporary directory (canonical), removed by `cleanup`. */
 export async function tempDir(): Promise<{ path: string; cleanup: () => Promise<void> }> {
@@ -121,11 +121,11 @@ function diskFixture(name: string, create: () => Promise<AsyncFileSystem>): Back
 }
 
 /**
- * Imports a Deno backend module. The specifier is computed so that the Node
+ * Imports the Deno entry point. The specifier is computed so that the Node
  * build, which ships no Deno backend, neither compiles nor resolves it.
  */
-function importDenoOnly<T>(name: "filesystem" | "process"): Promise<T> {
-  const specifier = `../src/backends/deno/${name}.ts`;
+function importDenoEntry<T>(): Promise<T> {
+  const specifier = "../deno.ts";
   return import(specifier) as Promise<T>;
 }
 
@@ -133,7 +133,7 @@ function importDenoOnly<T>(name: "filesystem" | "process"): Promise<T> {
 export async function backendFixtures(): Promise<BackendFixture[]> {
   const fixtures: BackendFixture[] = [];
   if (underDeno) {
-    const deno = await importDenoOnly<{ createDenoFileSystem(): AsyncFileSystem }>("filesystem");
+    const deno = await importDenoEntry<{ createDenoFileSystem(): AsyncFileSystem }>();
     fixtures.push(diskFixture("deno", () => Promise.resolve(deno.createDenoFileSystem())));
   }
   fixtures.push(diskFixture("node", () => Promise.resolve(createNodeFileSystem())));
@@ -170,9 +170,9 @@ export async function backendFixtures(): Promise<BackendFixture[]> {
 export async function processBackends(): Promise<{ name: string; create: () => ProcessBackend }[]> {
   const list: { name: string; create: () => ProcessBackend }[] = [];
   if (underDeno) {
-    const deno = await importDenoOnly<
+    const deno = await importDenoEntry<
       { createDenoProcessBackend(t: { graceMs: number }): ProcessBackend }
-    >("process");
+    >();
     list.push({ name: "deno", create: () => deno.createDenoProcessBackend({ graceMs: 300 }) });
   }
   list.push({ name: "node", create: () => createNodeProcessBackend({ graceMs: 300 }) });
@@ -194,7 +194,12 @@ export interface Workspace {
 export async function workspace(
   fixture: BackendFixture,
   layout: Layout,
-  options: { mode?: PermissionMode; skillRoot?: string | null; processes?: ProcessBackend } = {},
+  options: {
+    mode?: PermissionMode;
+    skillRoot?: string | null;
+    processes?: ProcessBackend;
+    environment?: Record<string, string>;
+  } = {},
 ): Promise<Workspace> {
   const made = await fixture.make(layout);
   const session = await createSession({
@@ -203,6 +208,7 @@ export async function workspace(
     permissions: { mode: options.mode ?? "default" },
     skillRoot: options.skillRoot ?? null,
     ...(options.processes ? { processes: options.processes } : {}),
+    ...(options.environment ? { environment: options.environment } : {}),
   });
   const toolset = finalizeToolset({ session });
   let n = 0;

@@ -7,10 +7,12 @@ import {
   type ToolResult,
   toOpenAITools,
 } from "@openwork/tools";
+import { createNodeFileSystem } from "@openwork/tools/node";
 
 export async function useIt(directory: string): Promise<number | null> {
   const session = await createSession({
     workingDirectory: directory,
+    filesystem: createNodeFileSystem(),
     permissions: { mode: "plan" },
   });
   const toolset: FinalizedToolset = finalizeToolset({ session, select: ["bash", "read"] });

@@ -6,7 +6,7 @@
  */
 import type { CheckedPath } from "../path/checked_path.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
-import type { IgnoreSource } from "../search/walk.ts";
+import type { IgnoreState } from "../search/walk.ts";
 
 /** What a directory entry is. Symbolic links are reported, not followed. */
 export type EntryKind = "file" | "directory" | "symlink" | "other";
@@ -45,16 +45,10 @@ export interface ReadChunksOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A walk of a whole tree off the calling thread, in plain data. */
+/** What a tree search or tree glob walks, in plain data. */
 export interface TreeWalk {
-  /** Whether `.gitignore` files apply. */
-  readonly gitignore: boolean;
-  /** The `.gitignore` files that apply at the start, outermost first. */
-  readonly ignoreSources: readonly IgnoreSource[];
-  /** Whether the start is inside a git repository. */
-  readonly inRepository: boolean;
-  /** Only the entries after this one (relative to the working directory), in walk order. */
-  readonly after?: string;
+  /** The ignore rules in force at the start; `null` when none apply (the skill root). */
+  readonly ignore: IgnoreState | null;
   /**
    * Results the consumer takes at most (matching lines in content mode,
    * otherwise files or paths): the walk need look no further (default: no limit).
@@ -111,45 +105,42 @@ export interface AsyncFileSystem {
   /** Removes a file. */
   remove(path: CheckedPath): Promise<void>;
   /**
-   * Optional: a hint that a tree walk of `grep` or `glob` has begun on the
-   * calling thread and may go on in {@link searchTree} or {@link globTree}:
-   * a backend whose searches run in workers starts them now, so that their
-   * start-up overlaps the first entries walked. Never throws.
+   * Optional: the text of the user's global git excludes file, found from
+   * `environment` as git finds it (`core.excludesFile` in the user's git
+   * config, else `$XDG_CONFIG_HOME/git/ignore` or `~/.config/git/ignore`);
+   * `null` when there is none or it cannot be read. It lies outside the
+   * session's roots: only the walk's ignore rules read it, never a tool's
+   * output. Without this method, the walk applies no global excludes.
+   */
+  readGitExcludes?(environment: Readonly<Record<string, string>>): Promise<string | null>;
+  /**
+   * Optional: a hint that a search is coming: a backend whose searches run
+   * in workers starts them now, so that their start-up overlaps what comes
+   * before. Never throws.
    */
   prepareSearch?(): void;
   /**
-   * Optional: scans many regular files at once for `grep`, off the calling
-   * thread; results come in the order of `paths`. The signal is checked
-   * before every file. Backends without it are scanned file by file.
+   * `grep`'s search: walks the tree below a checked directory (or takes a
+   * checked file alone) by the walk's rules (sorted, depth first, `.git/`
+   * skipped, symbolic links not followed, ignore rules honoured) and scans
+   * its files. Yields, in walk order and a batch at a time, the files that
+   * matched or were skipped. The walk runs ahead of the consumer by at most
+   * `limit` results; stopping the iteration or aborting the signal stops it
+   * before the next file. Where the work runs (this thread, workers) is the
+   * backend's choice; `threadSearches` is the calling-thread implementation.
    */
-  scanFiles?(
-    paths: readonly CheckedPath[],
-    request: ScanRequest,
-    signal?: AbortSignal,
-  ): Promise<ScanResult[]>;
-  /**
-   * Optional: walks the tree below a checked directory by the rules of
-   * `grep`'s walk (sorted, depth first, `.git/` skipped, symbolic links not
-   * followed, `.gitignore` files honoured) and scans its files, off the
-   * calling thread. Yields, in walk order and a batch at a time, the files
-   * that matched or were skipped. The walk runs ahead of the consumer by at
-   * most `limit` results of each unit of work it splits the tree into;
-   * stopping the iteration or aborting the signal stops it before the next
-   * file. Throws before the first batch when it cannot run.
-   */
-  searchTree?(
+  searchTree(
     start: CheckedPath,
     search: TreeSearch,
     signal?: AbortSignal,
   ): AsyncIterable<readonly TreeHit[]>;
   /**
-   * Optional: walks the tree below a checked directory by the same rules,
-   * off the calling thread, and yields in walk order, a batch at a time, the
-   * files and directories (relative to the working directory) whose path
-   * relative to the start matches the pattern; bounded and stopped as
-   * {@link searchTree}.
+   * `glob`'s listing: walks the tree below a checked directory by the same
+   * rules and yields in walk order, a batch at a time, the files and
+   * directories (relative to the working directory) whose path relative to
+   * the start matches the pattern; bounded and stopped as {@link searchTree}.
    */
-  globTree?(
+  globTree(
     start: CheckedPath,
     glob: TreeGlob,
     signal?: AbortSignal,

@@ -18,6 +18,7 @@
  */
 import { Buffer } from "node:buffer";
 import { BYTE_RANKS } from "./byte_ranks.ts";
+import { isDeno } from "../runtime/checks.ts";
 
 /** A literal to search bytes for, in the form each way of searching needs. */
 export interface ByteLiteral {
@@ -60,7 +61,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 }
 
 /** Whether `Buffer.prototype.indexOf` is the runtime's own native search (Node's, not Deno's). */
-export const NATIVE_BUFFER_SEARCH: boolean = !("Deno" in globalThis);
+export const NATIVE_BUFFER_SEARCH: boolean = !isDeno;
 
 /**
  * Bytes made ready to search: the bytes themselves as a `Buffer` where its

@@ -56,6 +56,16 @@ export interface ScanResult {
   readonly lines: readonly ScanLine[];
 }
 
+/**
+ * The results a scanned file gives `grep`'s consumer, as `max_results`
+ * counts them: its matching lines in content mode, else the file; none when
+ * it was skipped.
+ */
+export function resultCount(result: ScanResult, mode: ScanMode): number {
+  if (result.skip !== undefined) return 0;
+  return mode === "content" ? result.matches : Math.min(result.matches, 1);
+}
+
 const NONE: ScanResult = { matches: 0, lines: [] };
 
 function cutLine(text: string): string {

@@ -1,9 +1,18 @@
 /**
- * The streaming directory walk of `grep` and `glob`, over any way of listing
- * directories: depth first, entries sorted per directory, `.git/` never
- * entered, symbolic links never followed, and `.gitignore` files honoured the
- * way git reads them. The tools run it over the session's file system on the
- * calling thread; a backend may run it over synchronous calls in a worker.
+ * The walk of `grep` and `glob`, written once: its rules, and the walk over
+ * them twice, as `walk` and `walkSync` sit side by side in Deno's standard
+ * library: {@link Walk} over an asynchronous {@link WalkIO} (the calling
+ * thread) and {@link WalkSync} over a synchronous {@link WalkSyncIO} (search
+ * workers, which may block).
+ *
+ * The rules: depth first, each directory's entries in code-unit order; `.git`
+ * never entered; symbolic links never followed; only files and directories
+ * met; a directory that vanished or cannot be read passed over. Ignore rules
+ * apply only inside a git repository — at or below a directory that holds
+ * `.git` — as ripgrep applies them, and in git's order: the user's global
+ * excludes (`core.excludesFile`), then the repository's `.git/info/exclude`,
+ * then each `.gitignore` from the repository's root down, the innermost
+ * decision winning. Patterns match case-sensitively, as git does on Linux.
  *
  * @module
  */
@@ -20,66 +29,83 @@ export interface WalkDirEntry {
   readonly kind: WalkEntryKind;
 }
 
-/** How the walk reaches the file system; `P` is the backend's path type. */
-export interface WalkIO<P> {
-  /** The entries of a directory, in any order. */
-  readDir(directory: P): Promise<WalkDirEntry[]>;
+/** Ignore files larger than this are not read. */
+export const IGNORE_FILE_MAX_BYTES: number = 1024 * 1024;
+
+/**
+ * Whether a directory whose listing failed with this error code is passed
+ * over (it vanished, or the operating system refuses it); any other failure
+ * ends the walk.
+ */
+export function isPassedOver(code: unknown): boolean {
+  return code === "not_found" || code === "permission_denied";
+}
+
+/** How both walks name paths; `P` is the backend's path type. */
+interface WalkPaths<P> {
   /** A child of a directory, or `null` when the name cannot be a path segment here. */
   child(directory: P, name: string, kind: WalkEntryKind): P | null;
-  /** A small file's text (a `.gitignore`), or `null` when it cannot be read. */
-  readText(file: P): Promise<string | null>;
-  /** The path relative to the working directory, `/`-separated (`.` for it). */
-  display(path: P): string;
-  /** Whether `.gitignore` files apply here: paths in the working directory, not the skill root. */
-  ignorable(path: P): boolean;
 }
 
-/** One entry met by the walk. */
-export interface WalkedEntry<P> {
-  /** The path, for reading. */
-  readonly path: P;
-  /** Path relative to the walk's start, `/`-separated. */
-  readonly relative: string;
-  /** `file` or `directory`. */
-  readonly kind: WalkEntryKind;
+/** How {@link Walk} reaches the file system. */
+export interface WalkIO<P> extends WalkPaths<P> {
+  /** A directory's entries in any order; `null` when it vanished or cannot be read. */
+  readDir(directory: P): Promise<WalkDirEntry[] | null>;
+  /**
+   * An ignore file's text, never through a final symbolic link; `null` when
+   * it is not a regular file, cannot be read, or holds more than `maxBytes`.
+   */
+  readText(file: P, maxBytes: number): Promise<string | null>;
 }
 
-/** A `.gitignore` file's rules and where it sits. */
+/** How {@link WalkSync} reaches the file system: {@link WalkIO}, blocking. */
+export interface WalkSyncIO<P> extends WalkPaths<P> {
+  /** A directory's entries in any order; `null` when it vanished or cannot be read. */
+  readDir(directory: P): WalkDirEntry[] | null;
+  /**
+   * An ignore file's text, never through a final symbolic link; `null` when
+   * it is not a regular file, cannot be read, or holds more than `maxBytes`.
+   */
+  readText(file: P, maxBytes: number): string | null;
+}
+
+/** One ignore file's rules and where they apply. */
 export interface IgnoreSource {
-  /** Directory of the `.gitignore`, relative to the working directory (`""` for it). */
+  /** The directory its patterns are relative to, from the working directory (`""` for it). */
   readonly base: string;
   /** The file's text. */
   readonly text: string;
 }
 
-interface IgnoreLayer {
-  readonly base: string;
-  readonly rules: ReturnType<typeof ignore>;
+/** The ignore rules in force in a directory, in plain data (it crosses to search workers). */
+export interface IgnoreState {
+  /** Whether the directory is inside a git repository. */
+  readonly inRepository: boolean;
+  /** The rules that apply there, outermost first. */
+  readonly sources: readonly IgnoreSource[];
+  /** The user's global excludes (`core.excludesFile`): applied at every repository's root. */
+  readonly userExcludes: string | null;
 }
 
-/**
- * `.gitignore` layers from outermost to innermost; the innermost decision
- * wins. As ripgrep does, they apply only inside a git repository: at or
- * below a directory that holds `.git`.
- */
-export class IgnoreStack {
-  /** The layers, outermost first. */
-  readonly layers: IgnoreLayer[] = [];
-  /** The files of the layers, outermost first. */
+/** Ignore layers from outermost to innermost; the innermost decision wins. */
+class IgnoreStack {
+  readonly layers: { readonly base: string; readonly rules: ReturnType<typeof ignore> }[] = [];
   readonly sources: IgnoreSource[] = [];
-  /** Whether the walk is inside a git repository. */
-  inRepository = false;
 
-  /** Adds the rules of one `.gitignore`. */
+  constructor(sources: readonly IgnoreSource[]) {
+    for (const source of sources) this.push(source);
+  }
+
   push(source: IgnoreSource): void {
-    this.layers.push({ base: source.base, rules: ignore().add(source.text) });
+    // git on Linux matches case-sensitively (core.ignorecase is false there); the package does
+    // not by default, and then `*.s` hides every `.S` assembly source of the Linux tree.
+    this.layers.push({ base: source.base, rules: ignore({ ignorecase: false }).add(source.text) });
     this.sources.push(source);
   }
 
-  /** Removes the innermost layer. */
-  pop(): void {
-    this.layers.pop();
-    this.sources.pop();
+  truncate(length: number): void {
+    this.layers.length = length;
+    this.sources.length = length;
   }
 
   /** Whether a path (relative to the working directory) is ignored. */
@@ -95,194 +121,407 @@ export class IgnoreStack {
   }
 }
 
-/** The `.gitignore` of a directory, when it has one that can be read. */
-export async function ignoreSource<P>(io: WalkIO<P>, directory: P): Promise<IgnoreSource | null> {
-  const file = io.child(directory, ".gitignore", "file");
-  if (file === null) return null;
-  const text = await io.readText(file);
-  if (text === null) return null;
-  const display = io.display(directory);
-  return { base: display === "." ? "" : display, text };
+/** Options of {@link Walk} and {@link WalkSync}. */
+export interface WalkOptions {
+  /** The search's start, relative to the working directory (`.` for it); `relative` is relative to it. */
+  readonly from: string;
+  /** The ignore rules in force where the walk starts; `null`: none apply. */
+  readonly ignore: IgnoreState | null;
+  /** Only the entries after this one (relative to the working directory), in walk order. */
+  readonly after?: string;
+}
+
+/** One entry met by the walk: a file or a directory. */
+export interface WalkEntry<P> {
+  /** The path, for reading. */
+  readonly path: P;
+  /** Path relative to the working directory, `/`-separated. */
+  readonly display: string;
+  /** Path relative to the search's start, `/`-separated. */
+  readonly relative: string;
+  /** `file` or `directory`. */
+  readonly kind: "file" | "directory";
+}
+
+/** An entry the walk met: reported, or (resuming after an entry) only entered. */
+interface Step<P> extends WalkEntry<P> {
+  readonly passed: boolean;
+}
+
+/** A directory the walk has entered. */
+interface Frame<P> {
+  readonly directory: P;
+  readonly display: string;
+  /** Sorted; an entry handed on is replaced by `null`. */
+  readonly entries: (WalkDirEntry | null)[];
+  index: number;
+  /** Ignore layers in force inside it. */
+  readonly layers: number;
+  readonly inRepository: boolean;
+}
+
+/** A listed directory about to be entered, and the ignore files to read first, in order. */
+interface Opening<P> {
+  readonly directory: P;
+  readonly display: string;
+  readonly entries: WalkDirEntry[];
+  readonly inRepository: boolean;
+  /** It holds `.git`: the user's global excludes apply from here. */
+  readonly repositoryRoot: boolean;
+  readonly reads: P[];
+}
+
+/** Directories a walk gives away: entries of one of its open directories, for another walk. */
+export interface HandedOn<P> {
+  /** The open directory. */
+  readonly directory: P;
+  /** Its path relative to the working directory. */
+  readonly display: string;
+  /** The names of its subdirectories given away, in walk order. */
+  readonly names: string[];
+  /** The ignore rules in force inside it. */
+  readonly ignore: IgnoreState | null;
 }
 
 /** Code-unit order: stable and locale-free. */
-function byName(a: { name: string }, b: { name: string }): number {
+function byName(a: WalkDirEntry, b: WalkDirEntry): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /**
- * A directory's listing in walk order (sorted in place), and whether it makes
- * the walk inside a git repository (it holds `.git`).
+ * The rules, with no input or output of their own: what each entry met
+ * means, which ignore files a directory needs read, and the open directories.
+ * {@link Walk} and {@link WalkSync} do the reading.
  */
-export function sortListing<E extends WalkDirEntry>(entries: E[]): boolean {
-  entries.sort(byName);
-  return entries.some((entry) => entry.name === ".git");
-}
+class WalkRules<P> {
+  readonly frames: Frame<P>[] = [];
+  readonly stack: IgnoreStack | null;
+  readonly #ignore: IgnoreState | null;
+  readonly #cut: number;
+  #after: string | null;
+  /** Set when no open directory holds one to hand on; cleared when a directory is entered. */
+  #nothingToHand = false;
 
-/** Whether the walk meets an entry at all: files and directories, never `.git`. */
-export function isWalked(entry: WalkDirEntry): boolean {
-  return entry.name !== ".git" && (entry.kind === "file" || entry.kind === "directory");
-}
-
-/** Options of {@link walkTree}. */
-export interface WalkTreeOptions {
-  /** Checked before every entry; the walk throws its reason once aborted. */
-  readonly signal: AbortSignal;
-  /** Whether to yield directories too (glob) or only files (grep). */
-  readonly directories: boolean;
-  /** Honour `.gitignore` files (default true). */
-  readonly gitignore?: boolean;
-  /** Subdirectory listings each open directory requests ahead (default {@link WALK_READ_AHEAD}). */
-  readonly readAhead?: number;
-}
-
-/** Subdirectory listings each open directory requests ahead of the walk. */
-export const WALK_READ_AHEAD = 8;
-
-/** One open directory of the depth-first walk. */
-interface Frame<P> {
-  readonly directory: P;
-  readonly relative: string;
-  readonly entries: readonly WalkDirEntry[];
-  index: number;
-  readonly pushedLayer: boolean;
-  readonly wasInRepository: boolean;
-  /** Listings of the next few subdirectories, started so the backend's latency overlaps the walk. */
-  readonly ahead: Map<string, Promise<WalkDirEntry[]>>;
-  /** Where the look-ahead has reached in `entries`. */
-  aheadIndex: number;
-}
-
-/** Walks one directory tree; see {@link walkTree}. */
-class TreeWalk<P> {
-  readonly readAhead: number;
-
-  constructor(
-    readonly io: WalkIO<P>,
-    readonly stack: IgnoreStack,
-    readonly options: WalkTreeOptions,
-  ) {
-    this.readAhead = options.readAhead ?? WALK_READ_AHEAD;
+  constructor(readonly paths: WalkPaths<P>, options: WalkOptions) {
+    this.#ignore = options.ignore;
+    this.stack = options.ignore === null ? null : new IgnoreStack(options.ignore.sources);
+    this.#cut = options.from === "." ? 0 : options.from.length + 1;
+    this.#after = options.after ?? null;
   }
 
-  /** Starts listings of a frame's next subdirectories, keeping `readAhead` in flight. */
-  lookAhead(frame: Frame<P>): void {
-    while (frame.ahead.size < this.readAhead && frame.aheadIndex < frame.entries.length) {
-      const entry = frame.entries[frame.aheadIndex++];
-      if (entry.kind !== "directory" || entry.name === ".git") continue;
+  /** Sorts a directory's listing and says which ignore files entering it reads. */
+  listed(directory: P, display: string, entries: WalkDirEntry[]): Opening<P> {
+    entries.sort(byName);
+    const parent = this.frames.at(-1);
+    const git = entries.find((entry) => entry.name === ".git");
+    const inRepository = git !== undefined ||
+      (parent?.inRepository ?? this.#ignore?.inRepository ?? false);
+    const reads: P[] = [];
+    if (this.stack !== null && inRepository) {
+      if (git?.kind === "directory") {
+        const dotGit = this.paths.child(directory, ".git", "directory");
+        const info = dotGit === null ? null : this.paths.child(dotGit, "info", "directory");
+        const exclude = info === null ? null : this.paths.child(info, "exclude", "file");
+        if (exclude !== null) reads.push(exclude);
+      }
+      if (entries.some((entry) => entry.name === ".gitignore" && entry.kind === "file")) {
+        const file = this.paths.child(directory, ".gitignore", "file");
+        if (file !== null) reads.push(file);
+      }
+    }
+    return { directory, display, entries, inRepository, repositoryRoot: git !== undefined, reads };
+  }
+
+  /** Enters a listed directory, with the texts of its ignore files. */
+  entered(opening: Opening<P>, texts: readonly (string | null)[]): void {
+    const { stack } = this;
+    if (stack !== null && opening.inRepository) {
+      const base = opening.display === "." ? "" : opening.display;
+      const user = this.#ignore?.userExcludes ?? null;
+      if (opening.repositoryRoot && user !== null) stack.push({ base, text: user });
+      for (const text of texts) if (text !== null) stack.push({ base, text });
+    }
+    this.frames.push({
+      directory: opening.directory,
+      display: opening.display,
+      entries: opening.entries,
+      index: 0,
+      layers: stack?.layers.length ?? 0,
+      inRepository: opening.inRepository,
+    });
+    this.#nothingToHand = false;
+  }
+
+  /** Enters a directory as far as the given subdirectories of it (a walk handed them on). */
+  enteredWith(directory: P, display: string, names: readonly string[]): void {
+    this.frames.push({
+      directory,
+      display,
+      entries: names.map((name) => ({ name, kind: "directory" })),
+      index: 0,
+      layers: this.stack?.layers.length ?? 0,
+      inRepository: this.#ignore?.inRepository ?? false,
+    });
+  }
+
+  /** Leaves the innermost directory: its ignore layers and repository state go with it. */
+  #close(): void {
+    this.frames.pop();
+    this.stack?.truncate(this.frames.at(-1)?.layers ?? this.#ignore?.sources.length ?? 0);
+  }
+
+  /** The next entry the walk meets, or `null` at its end; a directory is entered next. */
+  step(): Step<P> | null {
+    const { frames, stack } = this;
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1];
+      if (frame.index === frame.entries.length) {
+        this.#close();
+        continue;
+      }
+      const entry = frame.entries[frame.index++];
+      if (entry === null || entry.name === ".git") continue;
+      const { kind } = entry;
+      if (kind !== "file" && kind !== "directory") continue;
+      const path = this.paths.child(frame.directory, entry.name, kind);
+      if (path === null) continue;
+      const display = frame.display === "." ? entry.name : `${frame.display}/${entry.name}`;
+      const after = this.#after;
+      if (after !== null) {
+        if (walkOrder(display, after) <= 0) {
+          // Met already; a directory that holds the entry the walk resumes after, or is it, is
+          // entered for what follows.
+          if (kind === "directory" && (display === after || after.startsWith(`${display}/`))) {
+            return { path, display, relative: display.slice(this.#cut), kind, passed: true };
+          }
+          continue;
+        }
+        this.#after = null;
+      }
+      if (
+        stack !== null && stack.layers.length > 0 && stack.ignored(display, kind === "directory")
+      ) {
+        continue;
+      }
+      return { path, display, relative: display.slice(this.#cut), kind, passed: false };
+    }
+    return null;
+  }
+
+  /** The ignore rules in force inside an open directory. */
+  #ignoreIn(frame: Frame<P>): IgnoreState | null {
+    if (this.stack === null) return null;
+    return {
+      inRepository: frame.inRepository,
+      sources: this.stack.sources.slice(0, frame.layers),
+      userExcludes: this.#ignore!.userExcludes,
+    };
+  }
+
+  /** The ignore rules in force inside the innermost open directory. */
+  ignoreState(): IgnoreState | null {
+    const frame = this.frames.at(-1);
+    return frame === undefined ? this.#ignore : this.#ignoreIn(frame);
+  }
+
+  /** Whether an open directory may still hold directories ahead to hand on. */
+  get mayHandOn(): boolean {
+    return !this.#nothingToHand;
+  }
+
+  /**
+   * Gives away the last half of the directories still ahead in the
+   * shallowest open directory that has any (one of one): the largest piece
+   * of work, in few hand-offs, while this walk keeps the nearest.
+   */
+  handOn(): HandedOn<P> | null {
+    for (const frame of this.frames) {
+      const ahead: number[] = [];
+      for (let i = frame.index; i < frame.entries.length; i++) {
+        const entry = frame.entries[i];
+        if (entry === null || entry.kind !== "directory" || entry.name === ".git") continue;
+        if (this.paths.child(frame.directory, entry.name, "directory") !== null) ahead.push(i);
+      }
+      if (ahead.length === 0) continue;
+      const names = ahead.slice(ahead.length >> 1).map((i) => {
+        const { name } = frame.entries[i]!;
+        frame.entries[i] = null;
+        return name;
+      });
+      return {
+        directory: frame.directory,
+        display: frame.display,
+        names,
+        ignore: this.#ignoreIn(frame),
+      };
+    }
+    this.#nothingToHand = true;
+    return null;
+  }
+}
+
+/** Listings each open directory requests ahead of {@link Walk}, so the backend's latency overlaps it. */
+export const WALK_READ_AHEAD: number = 8;
+
+/** A directory's listing, once read. */
+type Listing = Promise<WalkDirEntry[] | null>;
+
+/**
+ * The walk on the calling thread: entries one at a time, in walk order,
+ * nothing collected ahead of what the caller asks for beyond the listings of
+ * the next few subdirectories. Iterative: one object however deep the tree.
+ */
+export class Walk<P> {
+  readonly #rules: WalkRules<P>;
+  /** Listings started ahead, by open directory and entry index. */
+  readonly #ahead = new WeakMap<Frame<P>, Map<number, Listing>>();
+  #lookedAt: Frame<P> | null = null;
+  #pending: { readonly path: P; readonly display: string; readonly listing?: Listing } | null =
+    null;
+
+  /** A walk that starts nowhere: {@link enter} its first directory. */
+  constructor(readonly io: WalkIO<P>, options: WalkOptions, readonly signal: AbortSignal) {
+    this.#rules = new WalkRules(io, options);
+  }
+
+  /** Enters a directory: the walk goes on with its entries. */
+  async enter(directory: P, display: string, listing?: Listing): Promise<void> {
+    this.signal.throwIfAborted();
+    const entries = await (listing ?? this.io.readDir(directory));
+    if (entries === null) return;
+    const opening = this.#rules.listed(directory, display, entries);
+    const texts: (string | null)[] = [];
+    for (const file of opening.reads) {
+      texts.push(await this.io.readText(file, IGNORE_FILE_MAX_BYTES));
+    }
+    this.#rules.entered(opening, texts);
+  }
+
+  /** The next entry, or `null` at the walk's end; throws the signal's reason once aborted. */
+  async next(): Promise<WalkEntry<P> | null> {
+    const { frames } = this.#rules;
+    while (true) {
+      const pending = this.#pending;
+      if (pending !== null) {
+        this.#pending = null;
+        await this.enter(pending.path, pending.display, pending.listing);
+      }
+      this.signal.throwIfAborted();
+      const top = frames.at(-1);
+      if (top !== undefined && top !== this.#lookedAt) {
+        this.#lookedAt = top;
+        this.#lookAhead(top, top.index);
+      }
+      const step = this.#rules.step();
+      if (step === null) return null;
+      if (step.kind === "directory") {
+        // Met in the innermost open directory (a step only leaves directories).
+        const frame = frames.at(-1)!;
+        const listing = this.#ahead.get(frame)?.get(frame.index - 1);
+        this.#pending = { path: step.path, display: step.display, listing };
+        this.#lookAhead(frame, frame.index);
+      }
+      if (!step.passed) return step;
+    }
+  }
+
+  /** The ignore rules in force inside the innermost open directory. */
+  ignoreState(): IgnoreState | null {
+    return this.#rules.ignoreState();
+  }
+
+  /** Keeps {@link WALK_READ_AHEAD} listings of a directory's next subdirectories in flight. */
+  #lookAhead(frame: Frame<P>, from: number): void {
+    let ahead = this.#ahead.get(frame);
+    if (ahead === undefined) this.#ahead.set(frame, ahead = new Map());
+    let next = from;
+    for (const index of ahead.keys()) {
+      if (index < from) ahead.delete(index); // passed: taken, or ignored
+      else next = Math.max(next, index + 1);
+    }
+    for (let i = next; i < frame.entries.length && ahead.size < WALK_READ_AHEAD; i++) {
+      const entry = frame.entries[i];
+      if (entry === null || entry.kind !== "directory" || entry.name === ".git") continue;
       const path = this.io.child(frame.directory, entry.name, "directory");
       if (path === null) continue;
       const listing = this.io.readDir(path);
       listing.catch(() => {}); // awaited when the walk gets there, or dropped with the walk
-      frame.ahead.set(entry.name, listing);
+      ahead.set(i, listing);
     }
-  }
-
-  /** Opens a directory: its sorted entries, and its .gitignore layer when inside a repository. */
-  async open(
-    directory: P,
-    relative: string,
-    listing: Promise<WalkDirEntry[]> = this.io.readDir(directory),
-  ): Promise<Frame<P> | null> {
-    this.options.signal.throwIfAborted();
-    let entries;
-    try {
-      entries = await listing;
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (code === "permission_denied" || code === "not_found") return null;
-      throw error;
-    }
-    const { stack } = this;
-    const wasInRepository = stack.inRepository;
-    if (sortListing(entries)) stack.inRepository = true;
-    const source = this.options.gitignore === false || !stack.inRepository ||
-        !this.io.ignorable(directory)
-      ? null
-      : await ignoreSource(this.io, directory);
-    if (source !== null) stack.push(source);
-    const frame: Frame<P> = {
-      directory,
-      relative,
-      entries,
-      index: 0,
-      pushedLayer: source !== null,
-      wasInRepository,
-      ahead: new Map(),
-      aheadIndex: 0,
-    };
-    this.lookAhead(frame);
-    return frame;
-  }
-
-  /** Leaves a directory: its .gitignore layer and repository state go with it. */
-  close(frame: Frame<P>): void {
-    if (frame.pushedLayer) this.stack.pop();
-    this.stack.inRepository = frame.wasInRepository;
   }
 }
 
 /**
- * Walks the tree below the directory `start`, yielding entries lazily, in
- * walk order, a batch at a time: the entries met before the walk next waits
- * to open a directory. Nothing is collected ahead of what the consumer asks
- * for, beyond the batch and the listings read ahead. Iterative: one generator
- * however deep the tree. `stack` holds the `.gitignore` layers that apply at
- * `start`; an early stop leaves it as it was found.
+ * The walk in a search worker: {@link Walk} over blocking calls, able to
+ * give away part of what is ahead of it ({@link handOn}) to another walk.
  */
-export async function* walkTree<P>(
-  io: WalkIO<P>,
-  start: P,
-  stack: IgnoreStack,
-  options: WalkTreeOptions,
-): AsyncGenerator<WalkedEntry<P>[]> {
-  const walk = new TreeWalk(io, stack, options);
-  const frames: Frame<P>[] = [];
-  let batch: WalkedEntry<P>[] = [];
-  const first = await walk.open(start, "");
-  if (first !== null) frames.push(first);
-  try {
-    while (frames.length > 0) {
-      const frame = frames[frames.length - 1];
-      if (frame.index === frame.entries.length) {
-        walk.close(frames.pop()!);
-        continue;
-      }
-      const entry = frame.entries[frame.index++];
-      options.signal.throwIfAborted();
-      if (!isWalked(entry)) continue;
-      const path = io.child(frame.directory, entry.name, entry.kind);
-      if (path === null) continue;
-      const isDirectory = entry.kind === "directory";
-      // Taken before the ignore check, so an ignored directory frees its look-ahead slot.
-      const started = isDirectory ? frame.ahead.get(entry.name) : undefined;
-      if (started !== undefined) {
-        frame.ahead.delete(entry.name);
-        walk.lookAhead(frame);
-      }
-      if (
-        stack.layers.length > 0 && io.ignorable(path) &&
-        stack.ignored(io.display(path), isDirectory)
-      ) {
-        continue;
-      }
-      const relative = frame.relative === "" ? entry.name : `${frame.relative}/${entry.name}`;
-      if (isDirectory) {
-        if (options.directories) batch.push({ path, relative, kind: "directory" });
-        if (batch.length > 0) {
-          yield batch;
-          batch = [];
-        }
-        const child = await walk.open(path, relative, started);
-        if (child !== null) frames.push(child);
-      } else {
-        batch.push({ path, relative, kind: "file" });
-      }
-    }
-    if (batch.length > 0) yield batch;
-  } finally {
-    for (const frame of frames.reverse()) walk.close(frame);
+export class WalkSync<P> {
+  readonly #rules: WalkRules<P>;
+  #pending: Step<P> | null = null;
+
+  /** A walk that starts nowhere: {@link enter} its first directory, or {@link enterWith}. */
+  constructor(readonly io: WalkSyncIO<P>, options: WalkOptions) {
+    this.#rules = new WalkRules(io, options);
   }
+
+  /** Enters a directory: the walk goes on with its entries. */
+  enter(directory: P, display: string): void {
+    const entries = this.io.readDir(directory);
+    if (entries === null) return;
+    const opening = this.#rules.listed(directory, display, entries);
+    const texts: (string | null)[] = [];
+    for (const file of opening.reads) texts.push(this.io.readText(file, IGNORE_FILE_MAX_BYTES));
+    this.#rules.entered(opening, texts);
+  }
+
+  /** Goes on with the given subdirectories of a directory, handed on by another walk. */
+  enterWith(handed: Omit<HandedOn<P>, "ignore">): void {
+    this.#rules.enteredWith(handed.directory, handed.display, handed.names);
+  }
+
+  /** The next entry, or `null` at the walk's end. */
+  next(): WalkEntry<P> | null {
+    while (true) {
+      const pending = this.#pending;
+      if (pending !== null) {
+        this.#pending = null;
+        this.enter(pending.path, pending.display);
+      }
+      const step = this.#rules.step();
+      if (step === null) return null;
+      if (step.kind === "directory") this.#pending = step;
+      if (!step.passed) return step;
+    }
+  }
+
+  /** Whether {@link handOn} may find directories to give away. */
+  get mayHandOn(): boolean {
+    return this.#rules.mayHandOn;
+  }
+
+  /** Gives away the last half of the directories ahead in the shallowest open directory with any. */
+  handOn(): HandedOn<P> | null {
+    return this.#rules.handOn();
+  }
+}
+
+/**
+ * The ignore rules in force inside the last of `above`: the directories from
+ * the working directory down to a walk's start, each read as a walk reads a
+ * directory it enters.
+ */
+export async function ignoreStateBelow<P>(
+  io: WalkIO<P>,
+  above: readonly { readonly path: P; readonly display: string }[],
+  userExcludes: string | null,
+  signal: AbortSignal,
+): Promise<IgnoreState> {
+  const walk = new Walk(io, {
+    from: ".",
+    ignore: { inRepository: false, sources: [], userExcludes },
+  }, signal);
+  for (const { path, display } of above) await walk.enter(path, display);
+  return walk.ignoreState()!;
 }
 
 /** The code unit of `/`. */

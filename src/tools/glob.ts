@@ -1,6 +1,7 @@
 /**
  * `glob`: files and directories whose path relative to `path` matches a
- * picomatch pattern; streaming, cancellable, stopped at `max_results`.
+ * picomatch pattern, from the backend's tree glob in walk order; cancellable,
+ * stopped at `max_results`.
  *
  * @module
  */
@@ -9,11 +10,8 @@ import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
-import { takeFromTree, treeWalkAfter, walk } from "./shared/walk.ts";
 import { globMatcher } from "../search/glob_filter.ts";
-import type { ToolSessionContext } from "../contract/context.ts";
-import type { CheckedPath } from "../path/mod.ts";
-import type { TreeGlob } from "../backends/filesystem.ts";
+import { ignoreStateAt } from "./shared/ignore_state.ts";
 
 const GlobSchema = v.strictObject({
   pattern: v.pipe(
@@ -58,39 +56,6 @@ export interface GlobOutput {
   readonly truncated: boolean;
 }
 
-/** Entries walked on the calling thread before a large glob goes to the backend's tree walk. */
-const ENTRIES_HERE_FIRST = 256;
-
-/**
- * Walks and matches on this thread. With `handOff`, and a backend that walks
- * trees, stops after ENTRIES_HERE_FIRST entries and returns the last one as
- * `after`, for the backend to go on from; `after` is `null` when the glob is
- * over.
- */
-async function globHere(
-  session: ToolSessionContext,
-  start: CheckedPath,
-  matches: (path: string) => boolean,
-  max: number,
-  signal: AbortSignal,
-  handOff: boolean,
-): Promise<{ paths: string[]; truncated: boolean; after: string | null }> {
-  const paths: string[] = [];
-  const limit = handOff && session.filesystem.globTree !== undefined
-    ? ENTRIES_HERE_FIRST
-    : Number.POSITIVE_INFINITY;
-  let met = 0;
-  let last: string | null = null;
-  for await (const entry of walk(session, start, { signal, directories: true })) {
-    if (met++ === limit) return { paths, truncated: false, after: last };
-    last = entry.path.display;
-    if (!matches(entry.relative)) continue;
-    paths.push(entry.path.display);
-    if (paths.length === max) return { paths, truncated: true, after: null };
-  }
-  return { paths, truncated: false, after: null };
-}
-
 /** The `glob` tool. */
 export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobOutput>({
   id: "filesystem/glob",
@@ -113,27 +78,20 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
         "pattern is matched against paths relative to `path`; put the directory in `path` and a relative pattern here.",
       );
     }
-    const matches = globMatcher(input.pattern);
+    globMatcher(input.pattern); // a bad pattern is invalid_input before any walk
     const max = input.max_results ?? 200;
+    const glob = {
+      pattern: input.pattern,
+      ignore: await ignoreStateAt(session, start, call.signal),
+      limit: max,
+    };
     // The walk visits entries sorted by name, depth first: its order is already the
     // segment-by-segment sorted order, so the paths need no sort of their own.
-    const here = await globHere(session, start, matches, max, call.signal, true);
-    if (here.after === null) return { data: { paths: here.paths, truncated: here.truncated } };
-    const glob: TreeGlob = {
-      ...await treeWalkAfter(session, start, here.after),
-      limit: max - here.paths.length,
-      pattern: input.pattern,
-    };
-    const { paths } = here;
-    const done = await takeFromTree(
-      () => session.filesystem.globTree!(start, glob, call.signal),
-      call.signal,
-      (path) => paths.push(path) === max,
-    );
-    if (done) return { data: { paths, truncated: paths.length === max } };
-    // The backend's tree walk could not run: the whole glob runs here instead.
-    const whole = await globHere(session, start, matches, max, call.signal, false);
-    return { data: { paths: whole.paths, truncated: whole.truncated } };
+    const paths: string[] = [];
+    walk: for await (const batch of session.filesystem.globTree(start, glob, call.signal)) {
+      for (const path of batch) if (paths.push(path) === max) break walk;
+    }
+    return { data: { paths, truncated: paths.length === max } };
   },
   toText(output) {
     if (output.paths.length === 0) return "No paths match.";

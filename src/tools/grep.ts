@@ -1,7 +1,7 @@
 /**
- * `grep`: search file contents with a linear-time regular expression,
- * streaming the walk, reading a few files at once, and stopping at
- * `max_results`. Over-size, binary and unreadable files are counted.
+ * `grep`: search file contents with a linear-time regular expression, in
+ * the backend's tree search, taking its results in walk order and stopping
+ * at `max_results`. Over-size, binary and unreadable files are counted.
  *
  * @module
  */
@@ -9,29 +9,17 @@ import * as v from "valibot";
 import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
-import { ToolError } from "../errors.ts";
-import type { ToolSessionContext } from "../contract/context.ts";
-import type { CheckedPath } from "../path/mod.ts";
-import { takeFromTree, treeWalkAfter, walk } from "./shared/walk.ts";
-import type { TreeSearch } from "../backends/filesystem.ts";
+import type { TreeHit, TreeSearch } from "../backends/filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
-import type { LineMatcher } from "../search/matcher.ts";
-import { cutUtf8 } from "./shared/text.ts";
-import { scanBytes } from "../search/scan.ts";
 import { globFilter } from "../search/glob_filter.ts";
-import type { ScanMode, ScanRequest, ScanResult } from "../search/scan.ts";
+import type { ScanMode } from "../search/scan.ts";
+import { cutUtf8 } from "./shared/text.ts";
+import { ignoreStateAt } from "./shared/ignore_state.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
 /** The whole text output stays under this many bytes. */
 export const GREP_OUTPUT_BYTES: number = 256 * 1024;
-/** Files read at once while scanning file by file. */
-const READ_AHEAD = 8;
-/** Files scanned one by one before a backend's batch scanner takes over. */
-const SINGLE_FILES_FIRST = 64;
-/** Files per batch, and batches in flight, for a backend's batch scanner. */
-const BATCH_FILES = 256;
-const BATCHES_AHEAD = 4;
 
 const GrepSchema = v.strictObject({
   pattern: v.pipe(
@@ -145,45 +133,6 @@ export interface GrepOutput {
   readonly truncated: boolean;
 }
 
-interface FileResult extends ScanResult {
-  readonly path: string;
-}
-
-/** Scans one file through the backend's plain read. */
-async function scanFile(
-  session: ToolSessionContext,
-  path: CheckedPath,
-  matcher: LineMatcher,
-  request: ScanRequest,
-  signal: AbortSignal,
-): Promise<FileResult> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await session.filesystem.readFile(path, { maxBytes: request.maxBytes, signal });
-  } catch (error) {
-    if (signal.aborted) throw error;
-    if (error instanceof ToolError && error.code === "too_large") {
-      return { path: path.display, skip: "too_large", matches: 0, lines: [] };
-    }
-    if (error instanceof ToolError && error.code !== "backend_failure") {
-      return { path: path.display, skip: "unreadable", matches: 0, lines: [] };
-    }
-    throw error;
-  }
-  return { path: path.display, ...scanBytes(bytes, matcher, request) };
-}
-
-/** One grep call's inputs, as the search phases need them. */
-interface Search {
-  readonly session: ToolSessionContext;
-  readonly start: CheckedPath;
-  readonly matcher: LineMatcher;
-  readonly accept: (display: string) => boolean;
-  readonly glob: string | undefined;
-  readonly signal: AbortSignal;
-  readonly request: ScanRequest;
-}
-
 /** Takes scan results in walk order and builds the output, up to `max` results. */
 class Collector {
   readonly skipped = { too_large: 0, binary: 0, unreadable: 0 };
@@ -196,138 +145,36 @@ class Collector {
   /** Starts empty. */
   constructor(readonly mode: ScanMode, readonly max: number) {}
 
-  take(result: FileResult): void {
+  /** Takes one file's result; `true` once `max` results are taken (enough). */
+  take({ display: path, result }: TreeHit): boolean {
     if (result.skip !== undefined) {
       this.skipped[result.skip]++;
-      return;
+      return false;
     }
-    if (result.matches === 0 || this.truncated) return;
-    if (this.mode === "files_with_matches") this.files.push(result.path);
-    else if (this.mode === "count") this.counts.push({ path: result.path, count: result.matches });
+    if (result.matches === 0 || this.truncated) return this.truncated;
+    if (this.mode === "files_with_matches") this.files.push(path);
+    else if (this.mode === "count") this.counts.push({ path, count: result.matches });
     else {
       for (const line of result.lines) {
         if (!line.context && this.results === this.max) {
           this.truncated = true;
           break;
         }
-        this.lines.push({ path: result.path, ...line });
+        this.lines.push({ path, ...line });
         if (!line.context) this.results++;
       }
       if (this.results === this.max) this.truncated = true;
-      return;
+      return this.truncated;
     }
     this.results++;
     if (this.results === this.max) this.truncated = true;
+    return this.truncated;
   }
 
   output(): GrepOutput {
     const { mode, files, counts, lines, skipped, truncated } = this;
     return { mode, files, counts, lines, skipped, truncated };
   }
-}
-
-/**
- * Walks and scans on this thread, taking results in walk order. The first
- * files are scanned one by one, up to READ_AHEAD ahead, so a small
- * max_results stops at once. A larger search then goes to the backend: when
- * `handOff` is set and the backend has a tree search, this returns the last
- * file searched here, for the tree search to go on after it; otherwise the
- * walk goes on here, with the backend's batch scanner if it has one. Returns
- * `null` when the search is over.
- */
-async function searchHere(
-  search: Search,
-  out: Collector,
-  handOff: boolean,
-): Promise<string | null> {
-  const { session, start, matcher, request, signal } = search;
-  const treeSearch = handOff && session.filesystem.searchTree !== undefined;
-  let batchScan = session.filesystem.scanFiles?.bind(session.filesystem);
-  const pending: Promise<FileResult[]>[] = [];
-  let batch: CheckedPath[] = [];
-  let queued = 0;
-  let last: string | null = null;
-  let handedOff = false;
-  const enqueue = (job: Promise<FileResult[]>) => {
-    // Marked handled at once: a job that fails while queued is still awaited below.
-    job.catch(() => {});
-    pending.push(job);
-  };
-  const scanHere = (paths: CheckedPath[]) =>
-    Promise.all(paths.map((path) => scanFile(session, path, matcher, request, signal)));
-  const flush = () => {
-    if (batch.length === 0) return;
-    const paths = batch;
-    batch = [];
-    if (batchScan === undefined) {
-      enqueue(scanHere(paths));
-      return;
-    }
-    enqueue(
-      batchScan(paths, request, signal).then(
-        (results) => results.map((result, i) => ({ ...result, path: paths[i].display })),
-        (error) => {
-          if (signal.aborted) throw error;
-          // The batch scanner could not run (e.g. the runtime may not read its worker
-          // module): this batch and the rest are scanned file by file instead.
-          batchScan = undefined;
-          return scanHere(paths);
-        },
-      ),
-    );
-  };
-  const takeOldest = async () => {
-    for (const result of await pending.shift()!) out.take(result);
-  };
-  try {
-    for await (const entry of walk(session, start, { signal, directories: false })) {
-      if (!search.accept(entry.path.display)) continue;
-      if (++queued > SINGLE_FILES_FIRST) {
-        if (treeSearch) {
-          handedOff = true;
-          break;
-        }
-        if (batchScan !== undefined) {
-          batch.push(entry.path);
-          if (batch.length === BATCH_FILES) flush();
-        } else enqueue(scanHere([entry.path]));
-      } else enqueue(scanHere([entry.path]));
-      last = entry.path.display;
-      const ahead = queued > SINGLE_FILES_FIRST && batchScan !== undefined
-        ? BATCHES_AHEAD
-        : READ_AHEAD;
-      while (pending.length >= ahead) await takeOldest();
-      if (out.truncated) break;
-    }
-    if (!out.truncated) flush();
-    while (pending.length > 0 && !out.truncated) await takeOldest();
-  } finally {
-    // Reads already in flight are awaited, never left floating.
-    await Promise.allSettled(pending);
-  }
-  return handedOff && !out.truncated ? last : null;
-}
-
-/**
- * Goes on with the backend's tree search after the file `after` (in walk
- * order). Returns `false`, having taken nothing, when it could not run.
- */
-async function searchTreeAfter(search: Search, out: Collector, after: string): Promise<boolean> {
-  const { session, start, signal } = search;
-  const tree: TreeSearch = {
-    ...await treeWalkAfter(session, start, after),
-    limit: out.max - out.results,
-    request: search.request,
-    ...(search.glob === undefined ? {} : { glob: search.glob }),
-  };
-  return await takeFromTree(
-    () => session.filesystem.searchTree!(start, tree, signal),
-    signal,
-    (hit) => {
-      out.take({ path: hit.display, ...hit.result });
-      return out.truncated;
-    },
-  );
 }
 
 /** The `grep` tool. */
@@ -346,36 +193,28 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
     return [{ kind: "read", path: path.display, root: path.rootKind }];
   },
   async execute(input, session, call) {
-    const matcher = compileMatcher(input.pattern, {
-      caseInsensitive: input.case_insensitive ?? false,
-    });
-    const accept = globFilter(input.glob);
+    const caseInsensitive = input.case_insensitive ?? false;
+    // Checked first: a bad pattern or glob is invalid_input whatever the path.
+    compileMatcher(input.pattern, { caseInsensitive });
+    globFilter(input.glob);
     const start = await session.resolvePath(input.path ?? ".", "read", "must_exist");
-    const search: Search = {
-      session,
-      start,
-      matcher,
-      accept,
-      glob: input.glob,
-      signal: call.signal,
+    const out = new Collector(input.mode ?? "files_with_matches", input.max_results ?? 200);
+    const search: TreeSearch = {
       request: {
         pattern: input.pattern,
-        caseInsensitive: input.case_insensitive ?? false,
-        mode: input.mode ?? "files_with_matches",
+        caseInsensitive,
+        mode: out.mode,
         context: input.context ?? 0,
         maxBytes: GREP_MAX_FILE_BYTES,
       },
+      ...(input.glob === undefined ? {} : { glob: input.glob }),
+      ignore: await ignoreStateAt(session, start, call.signal),
+      limit: out.max,
     };
-    const max = input.max_results ?? 200;
-    const out = new Collector(search.request.mode, max);
-    const handOff = await searchHere(search, out, true);
-    if (handOff === null) return { data: out.output() };
-    // A large search goes on off this thread, after the files already searched.
-    if (await searchTreeAfter(search, out, handOff)) return { data: out.output() };
-    // The backend's tree search could not run: the whole search runs here instead.
-    const here = new Collector(search.request.mode, max);
-    await searchHere(search, here, false);
-    return { data: here.output() };
+    search: for await (const hits of session.filesystem.searchTree(start, search, call.signal)) {
+      for (const hit of hits) if (out.take(hit)) break search;
+    }
+    return { data: out.output() };
   },
   toText(output) {
     let body: string[];

@@ -7,7 +7,8 @@
 import type { AsyncFileSystem, DirEntry, FileInfo } from "../filesystem.ts";
 import { permissionBits, realFileSystem } from "../real_filesystem.ts";
 import type { FilePrimitives } from "../real_filesystem.ts";
-import { workerSearches } from "../node/scan_pool.ts";
+import { workerSearches } from "../workers/searches.ts";
+import { hostGitExcludes } from "../host_text.ts";
 import { kindOf } from "./entry_kind.ts";
 
 function infoOf(info: Deno.FileInfo): FileInfo {
@@ -45,15 +46,16 @@ const DENO_FILES: FilePrimitives = {
  *
  * @example
  * ```ts
- * import { createDenoFileSystem } from "@openwork/tools";
+ * import { createDenoFileSystem } from "@openwork/tools/deno";
  * const filesystem = createDenoFileSystem();
  * ```
  */
 export function createDenoFileSystem(): AsyncFileSystem {
-  // grep's batch scans and tree searches run in the same worker threads as under Node (Deno runs
+  const filesystem = { ...realFileSystem(DENO_FILES), readGitExcludes: hostGitExcludes };
+  // grep's and glob's tree searches run in the same worker threads as under Node (Deno runs
   // node:worker_threads), with Deno's own directory listing.
-  return {
-    ...workerSearches(new URL("./scan_worker.ts", import.meta.url)),
-    ...realFileSystem(DENO_FILES),
-  };
+  return Object.assign(
+    filesystem,
+    workerSearches(filesystem, new URL("./search_worker.ts", import.meta.url)),
+  );
 }

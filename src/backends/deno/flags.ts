@@ -19,15 +19,15 @@ export interface DenoFlagOptions {
  * The flags a host passes to `deno run` so that the tools work and nothing
  * else is granted: read of the roots, write of the working directory, and
  * run of the shell.
- * Under these flags grep's search workers cannot load their modules, so grep
- * scans file by file (correct, slower); a host that also grants read of this
- * package and its npm dependencies gets the workers back.
+ * Under these flags the search workers cannot load their modules, so grep
+ * and glob go on on the calling thread (correct, slower); a host that also
+ * grants read of this package and its npm dependencies gets the workers back.
  * Deno then refuses, as `runtime_permission_denied`, any access the flags do
  * not cover, even one the tools' own boundary would allow.
  *
  * @example
  * ```ts
- * import { denoPermissionFlags } from "@openwork/tools";
+ * import { denoPermissionFlags } from "@openwork/tools/deno";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
  * // ["--allow-read=/srv/repo", "--allow-write=/srv/repo", "--allow-run=bash"]
  * ```

@@ -45,7 +45,7 @@ const control: GroupControl = localProcessGroups(
  *
  * @example
  * ```ts
- * import { createDenoProcessBackend } from "@openwork/tools";
+ * import { createDenoProcessBackend } from "@openwork/tools/deno";
  * const processes = createDenoProcessBackend({ graceMs: 500 });
  * ```
  */

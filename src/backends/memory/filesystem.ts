@@ -8,6 +8,9 @@ import type { AsyncFileSystem, DirEntry, EntryKind, FileInfo } from "../filesyst
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
 import type { ErrorCode } from "../../errors.ts";
+import { threadSearches } from "../thread_search.ts";
+import { readUserExcludes } from "../../search/git_config.ts";
+import { IGNORE_FILE_MAX_BYTES } from "../../search/walk.ts";
 
 type MemoryNode =
   | { type: "directory"; children: Map<string, MemoryNode>; mode: number }
@@ -164,7 +167,7 @@ export function createMemoryFileSystem(): MemoryFileSystem {
 
   const encoder = new TextEncoder();
 
-  return {
+  const filesystem: Omit<MemoryFileSystem, "searchTree" | "globTree"> = {
     realPath(path) {
       return Promise.resolve().then(() => "/" + walk(path, true).real.join("/"));
     },
@@ -236,6 +239,20 @@ export function createMemoryFileSystem(): MemoryFileSystem {
         parent.children.delete(name);
       });
     },
+    readGitExcludes(environment) {
+      // The user's configuration inside this file system, as a disk backend finds it on disk.
+      return readUserExcludes(environment, (path) => {
+        try {
+          const { node } = walk(path, true);
+          if (node.type !== "file" || node.data.length > IGNORE_FILE_MAX_BYTES) {
+            return Promise.resolve(null);
+          }
+          return Promise.resolve(new TextDecoder().decode(node.data));
+        } catch {
+          return Promise.resolve(null);
+        }
+      });
+    },
     writeFile(path, content, mode = 0o644) {
       const data = typeof content === "string" ? encoder.encode(content) : content.slice();
       setEntry(path, { type: "file", data, mode });
@@ -264,4 +281,6 @@ export function createMemoryFileSystem(): MemoryFileSystem {
       }
     },
   };
+  // No workers here: grep and glob walk and scan on the calling thread.
+  return Object.assign(filesystem, threadSearches(filesystem));
 }

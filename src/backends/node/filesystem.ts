@@ -9,7 +9,9 @@ import * as fs from "node:fs/promises";
 import type { AsyncFileSystem, DirEntry, FileInfo } from "../filesystem.ts";
 import { permissionBits, realFileSystem } from "../real_filesystem.ts";
 import type { FilePrimitives } from "../real_filesystem.ts";
-import { workerSearches } from "./scan_pool.ts";
+import { workerSearches } from "../workers/searches.ts";
+import { moduleBeside } from "../../runtime/checks.ts";
+import { hostGitExcludes } from "../host_text.ts";
 import { kindOf } from "./entry_kind.ts";
 
 function infoOf(stats: Stats): FileInfo {
@@ -47,13 +49,12 @@ const NODE_FILES: FilePrimitives = {
  *
  * @example
  * ```ts
- * import { createNodeFileSystem } from "@openwork/tools";
+ * import { createNodeFileSystem } from "@openwork/tools/node";
  * const filesystem = createNodeFileSystem();
  * ```
  */
 export function createNodeFileSystem(): AsyncFileSystem {
-  return {
-    ...workerSearches(),
-    ...realFileSystem(NODE_FILES),
-  };
+  const filesystem = { ...realFileSystem(NODE_FILES), readGitExcludes: hostGitExcludes };
+  const worker = moduleBeside(import.meta.url, "search_worker");
+  return Object.assign(filesystem, workerSearches(filesystem, worker));
 }

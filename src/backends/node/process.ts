@@ -17,6 +17,7 @@ import { codeOfRuntimeError } from "../errors.ts";
 import { localProcessGroups, procfsGroupProbe } from "../local_process_groups.ts";
 import { OwnedGroups, ownedHandle } from "../process_group.ts";
 import { discardFd, FifoPool } from "./fifo.ts";
+import { isDeno } from "../../runtime/checks.ts";
 import type { PipeEnds } from "./fifo.ts";
 import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
@@ -160,7 +161,7 @@ function pulledStream(pipe: Readable): ReadableStream<Uint8Array> {
  * writes in 2 s, the pulled stream by 0.13.
  */
 function streamOutput(pipe: Readable): ProcessOutput {
-  if (process.versions.deno !== undefined) return webStreamOutput(pulledStream(pipe));
+  if (isDeno) return webStreamOutput(pulledStream(pipe));
   return pushed((deliver) => pipe.on("data", deliver), () => pipe.destroy());
 }
 
@@ -169,7 +170,7 @@ function streamOutput(pipe: Readable): ProcessOutput {
  *
  * @example
  * ```ts
- * import { createNodeProcessBackend } from "@openwork/tools";
+ * import { createNodeProcessBackend } from "@openwork/tools/node";
  * const processes = createNodeProcessBackend({ graceMs: 500 });
  * ```
  */
@@ -185,7 +186,7 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
     },
     async spawn(request) {
       // Deno's Node layer is served by its own pipes (see `streamOutput`).
-      const pipes: (PipeEnds | null)[] = process.versions.deno === undefined
+      const pipes: (PipeEnds | null)[] = !isDeno
         ? await Promise.all([fifos.take(), fifos.take()])
         : [null, null];
       const child = (() => {

@@ -1,8 +1,9 @@
 /**
- * A search worker of the Node backend: scans files with synchronous reads
- * into one reused buffer (a worker thread may block; the host's event loop
- * does not), checking the shared cancel flag before every file; or walks
- * and scans one unit of a tree search or listing (see `tree_walker.ts`).
+ * The search workers' side: walks and scans one unit of a tree search or
+ * listing at a time (see `unit.ts`), reading files synchronously into
+ * one reused buffer (a worker thread may block; the host's event loop does
+ * not). A runtime's worker module calls {@link serveSearches} with its own
+ * directory listing.
  *
  * @module
  */
@@ -15,32 +16,9 @@ import { SimdSearch } from "../../search/simd.ts";
 import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
 import type { ByteLiteral } from "../../search/bytes.ts";
 import { Buffer } from "node:buffer";
-import { runUnit } from "./tree_walker.ts";
-import type { UnitJob } from "./tree_walker.ts";
+import { runUnit, workerWalkIO } from "./unit.ts";
+import type { ListSync, UnitJob } from "./unit.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
-
-/** A job posted to the worker. */
-export interface ScanJob {
-  /** Tells it from a walk job. */
-  readonly kind: "scan";
-  /** Job id, echoed in the answer. */
-  readonly id: number;
-  /** Real paths (unwrapped from checked paths by the backend). */
-  readonly paths: readonly string[];
-  /** The search. */
-  readonly request: ScanRequest;
-  /** One Int32: set to 1 to stop before the next file. */
-  readonly cancel: SharedArrayBuffer;
-}
-
-/**
- * The worker's answer. Results are sparse, `[index, result]` for the files
- * that matched or were skipped: most files match nothing, and cloning a
- * result per file across threads would cost more than scanning it.
- */
-export type ScanAnswer =
-  | { readonly id: number; readonly count: number; readonly results: [number, ScanResult][] }
-  | { readonly id: number; readonly cancelled: true };
 
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 /**
@@ -166,25 +144,15 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
   }
 }
 
-parentPort?.on("message", (job: ScanJob | UnitJob) => {
-  if (job.kind === "unit") {
+/** Answers the jobs posted to this worker, listing directories with `list`. */
+export function serveSearches(list: ListSync): void {
+  const io = workerWalkIO(list);
+  parentPort?.on("message", (job: UnitJob) => {
     runUnit(
       job,
+      io,
       (path, request) => scanOne(path, matcherFor(request), request),
       (answer) => parentPort!.postMessage(answer),
     );
-    return;
-  }
-  const flag = new Int32Array(job.cancel);
-  const matcher = matcherFor(job.request);
-  const results: [number, ScanResult][] = [];
-  for (let i = 0; i < job.paths.length; i++) {
-    if (Atomics.load(flag, 0) !== 0) {
-      parentPort!.postMessage({ id: job.id, cancelled: true } satisfies ScanAnswer);
-      return;
-    }
-    const result = scanOne(job.paths[i], matcher, job.request);
-    if (result.matches > 0 || result.skip !== undefined) results.push([i, result]);
-  }
-  parentPort!.postMessage({ id: job.id, count: job.paths.length, results } satisfies ScanAnswer);
-});
+  });
+}

@@ -1,22 +1,20 @@
 /**
- * The Node backend's search workers: up to one per core (two at most here),
- * scanning files and walking trees for tree searches; started on first use,
- * kept idle without holding the process open.
+ * The search workers: up to one per core (two at most here), walking and
+ * scanning trees for tree searches; started on first use, kept idle without
+ * holding the process open, shared by every backend of the process that runs
+ * the same worker module.
  *
  * @module
  */
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
-import type { ScanRequest, ScanResult } from "../../search/scan.ts";
+import type { ScanResult } from "../../search/scan.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
-import type { AsyncFileSystem, TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
-import type { ScanAnswer, ScanJob } from "./scan_worker.ts";
-import { STOP, WAITING } from "./tree_walker.ts";
-import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./tree_walker.ts";
+import type { TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
+import { STOP, unitName, WAITING } from "./unit.ts";
+import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./unit.ts";
 import { walkOrder } from "../../search/walk.ts";
-
-type Answer = ScanAnswer | UnitAnswer;
 
 interface Slot {
   readonly worker: Worker;
@@ -24,13 +22,12 @@ interface Slot {
    * Handlers by job id, called with every answer of their job, or `null` when
    * the worker is gone; a handler returns `true` once its job is over.
    */
-  readonly waiting: Map<number, (answer: Answer | null) => boolean>;
+  readonly waiting: Map<number, (answer: UnitAnswer | null) => boolean>;
   broken: Error | null;
 }
 
 const MAX_WORKERS = 2;
 const WORKER_YOUNG_MIB = 8;
-const NOTHING: ScanResult = Object.freeze({ matches: 0, lines: [] });
 
 /** Where a tree search starts: a directory the backend took from a checked path. */
 export interface TreeStart {
@@ -43,57 +40,36 @@ export interface TreeStart {
 }
 
 /** Where a tree walk of a checked directory starts. */
-function treeStart(start: CheckedPath): TreeStart {
+export function treeStart(start: CheckedPath): TreeStart {
   const ignorable = start.rootKind === "working_directory";
   return { real: unwrapCheckedPath(start), display: start.display, ignorable };
 }
 
 /** The process's pools, one per worker module. */
-const pools = new Map<string, ScanPool>();
+const pools = new Map<string, SearchPool>();
 
 /**
- * The search methods of a file-system backend whose searches run in the
- * workers of the process's pool for `workerModule` (see {@link ScanPool}):
- * every backend of a process shares them, so a host with many sessions
- * still starts one worker per core, not one per session.
+ * The process's pool of workers running `workerModule` (a runtime adapter's
+ * worker, which calls `serveSearches` of `worker.ts`): every backend of a
+ * process shares it, so a host with many sessions still starts one worker
+ * per core, not one per session.
  */
-export function workerSearches(workerModule?: URL): Pick<
-  AsyncFileSystem,
-  "prepareSearch" | "scanFiles" | "searchTree" | "globTree"
-> {
-  const key = workerModule?.href ?? "";
-  const pool = pools.get(key) ?? new ScanPool(workerModule);
-  pools.set(key, pool);
-  return {
-    prepareSearch() {
-      pool.warm();
-    },
-    scanFiles(paths, request, signal) {
-      return pool.scan(paths.map(unwrapCheckedPath), request, signal);
-    },
-    searchTree(start, search, signal) {
-      return pool.searchTree(treeStart(start), search, signal);
-    },
-    globTree(start, glob, signal) {
-      return pool.globTree(treeStart(start), glob, signal);
-    },
-  };
+export function sharedPool(workerModule: URL): SearchPool {
+  const pool = pools.get(workerModule.href) ?? new SearchPool(workerModule);
+  pools.set(workerModule.href, pool);
+  return pool;
 }
 
 /** A pool of search workers. */
-export class ScanPool {
+export class SearchPool {
   #slots: Slot[] = [];
   #ids = 0;
 
   readonly #workerModule: URL;
 
-  /**
-   * A pool whose workers run `workerModule`: by default `scan_worker` beside
-   * this module (.ts under Deno, .js in the npm build).
-   */
-  constructor(workerModule?: URL) {
-    const extension = import.meta.url.endsWith(".ts") ? "ts" : "js";
-    this.#workerModule = workerModule ?? new URL(`./scan_worker.${extension}`, import.meta.url);
+  /** A pool whose workers run `workerModule`. */
+  constructor(workerModule: URL) {
+    this.#workerModule = workerModule;
   }
 
   #start(): Slot {
@@ -103,7 +79,7 @@ export class ScanPool {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MIB },
     });
     const slot: Slot = { worker, waiting: new Map(), broken: null };
-    worker.on("message", (answer: Answer) => {
+    worker.on("message", (answer: UnitAnswer) => {
       if (slot.waiting.get(answer.id)?.(answer)) slot.waiting.delete(answer.id);
       if (slot.waiting.size === 0) worker.unref();
     });
@@ -140,58 +116,16 @@ export class ScanPool {
     }
   }
 
-  #pick(): Slot {
-    const size = Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
-    if (this.#slots.length < size) {
-      const slot = this.#start();
-      this.#slots.push(slot);
-      return slot;
-    }
-    return this.#slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
-  }
-
-  /** Scans real paths in a worker; rejects with the signal's reason when cancelled. */
-  scan(
-    paths: readonly string[],
-    request: ScanRequest,
-    signal?: AbortSignal,
-  ): Promise<ScanResult[]> {
-    let slot: Slot;
-    try {
-      signal?.throwIfAborted();
-      slot = this.#pick();
-    } catch (error) {
-      // Starting a worker can fail (a runtime may refuse to read its module): a rejection, not a throw.
-      return Promise.reject(error);
-    }
-    const id = ++this.#ids;
-    const cancel = new SharedArrayBuffer(4);
-    const stop = () => Atomics.store(new Int32Array(cancel), 0, 1);
-    signal?.addEventListener("abort", stop, { once: true });
-    return new Promise<ScanResult[]>((resolve, reject) => {
-      slot.waiting.set(id, (answer) => {
-        signal?.removeEventListener("abort", stop);
-        if (answer !== null && "count" in answer) {
-          const dense = new Array<ScanResult>(answer.count).fill(NOTHING);
-          for (const [index, result] of answer.results) dense[index] = result;
-          resolve(dense);
-        } else reject(signal?.reason ?? slot.broken ?? new Error("The search worker stopped."));
-        return true;
-      });
-      slot.worker.ref();
-      slot.worker.postMessage({ kind: "scan", id, paths, request, cancel } satisfies ScanJob);
-    });
-  }
-
   /**
    * A tree job: the start's unit goes to one worker, the other waits for the
-   * units it hands on (see `tree_walker.ts`), and the results come back here
+   * units it hands on (see `unit.ts`), and the results come back here
    * in walk order. Stopping the iteration or aborting stops every unit
    * before its next file; the units already running are awaited.
    */
   async *#tree<T>(
     start: TreeStart,
     walk: TreeWalk,
+    after: string | undefined,
     select: TreeSelect,
     signal: AbortSignal | undefined,
     make: (display: string, result: ScanResult | null) => T,
@@ -203,7 +137,6 @@ export class ScanPool {
     const spec: TreeSpec = {
       id: ++this.#ids,
       start: start.display,
-      gitignore: walk.gitignore && start.ignorable,
       select,
       limit: walk.limit ?? Number.MAX_SAFE_INTEGER,
       flags,
@@ -235,18 +168,18 @@ export class ScanPool {
         Atomics.add(flag, WAITING, 1);
       }
     };
-    const handler = (slot: Slot) => (answer: Answer | null): boolean => {
+    const handler = (slot: Slot) => (answer: UnitAnswer | null): boolean => {
       if (answer === null) {
         failure ??= new Error(
           `The search worker stopped: ${slot.broken?.message ?? "unknown reason"}`,
         );
         running.set(slot, 0);
-      } else if (!("unit" in answer)) return false;
-      else if ("error" in answer) {
+      } else if ("error" in answer) {
         failure ??= new Error(answer.error);
         running.set(slot, running.get(slot)! - 1);
       } else if ("handOn" in answer) {
-        order.open(answer.handOn.display, answer.handOn.display);
+        const name = unitName(answer.handOn);
+        order.open(name, name);
         // The walker claimed a waiting worker before handing this on.
         const waiting = idle.shift();
         if (waiting === undefined) queue.push(answer.handOn);
@@ -269,10 +202,8 @@ export class ScanPool {
       const root: TreeUnit = {
         real: start.real,
         display: start.display,
-        ignoreSources: walk.ignoreSources,
-        inRepository: walk.inRepository,
-        handed: false,
-        ...(walk.after === undefined ? {} : { after: walk.after }),
+        ignore: start.ignorable ? walk.ignore : null,
+        ...(after === undefined ? {} : { after }),
       };
       order.open(root.display, root.after ?? root.display);
       assign(slots[0], root);
@@ -298,30 +229,33 @@ export class ScanPool {
     }
   }
 
-  /** A tree search: the files that matched or were skipped, in walk order. */
+  /** A tree search: the files after `after` that matched or were skipped, in walk order. */
   searchTree(
     start: TreeStart,
     search: TreeSearch,
+    after: string | undefined,
     signal?: AbortSignal,
   ): AsyncGenerator<readonly TreeHit[]> {
     const { request, glob, ...walk } = search;
     return this.#tree(
       start,
       walk,
+      after,
       { search: request, files: glob },
       signal,
       (display, result): TreeHit => ({ display, result: result! }),
     );
   }
 
-  /** A tree listing: the matching entries, in walk order. */
+  /** A tree listing: the matching entries after `after`, in walk order. */
   globTree(
     start: TreeStart,
     glob: TreeGlob,
+    after: string | undefined,
     signal?: AbortSignal,
   ): AsyncGenerator<readonly string[]> {
     const { pattern, ...walk } = glob;
-    return this.#tree(start, walk, { matching: pattern }, signal, (display) => display);
+    return this.#tree(start, walk, after, { matching: pattern }, signal, (display) => display);
   }
 }
 

@@ -1,0 +1,16 @@
+/**
+ * The search worker of the Node backend: the search workers' side
+ * (`../workers/worker.ts`), listing directories with `node:fs`.
+ *
+ * @module
+ */
+import { readdirSync } from "node:fs";
+import { serveSearches } from "../workers/worker.ts";
+import { kindOf } from "./entry_kind.ts";
+
+serveSearches((real) =>
+  readdirSync(real, { withFileTypes: true }).map((entry) => ({
+    name: entry.name,
+    kind: kindOf(entry),
+  }))
+);

@@ -1,0 +1,88 @@
+/**
+ * The tree search and tree glob of a backend with search workers, and where
+ * their work runs. A search starts on the calling thread, so a small one
+ * ends at once while the workers start; past its first files (entries, for a
+ * glob) it goes on in the workers, after the last entry walked here; and
+ * where the workers cannot run (the runtime may not read their module), it
+ * goes on here instead.
+ *
+ * @module
+ */
+import type { AsyncFileSystem } from "../filesystem.ts";
+import { globHere, scanHere, ThreadWalk } from "../thread_search.ts";
+import type { ThreadReads } from "../thread_search.ts";
+import { resultCount } from "../../search/scan.ts";
+import { sharedPool, treeStart } from "./pool.ts";
+
+/** Files scanned on the calling thread before a search goes on in the workers. */
+const FILES_HERE_FIRST = 64;
+/** Entries walked on the calling thread before a glob goes on in the workers. */
+const ENTRIES_HERE_FIRST = 256;
+
+/**
+ * Yields the batches of a job in the workers. Returns `false`, having yielded
+ * nothing, when the job fails before its first batch, so that the caller can
+ * do the work on this thread; a later failure, or cancellation, is thrown.
+ */
+async function* fromWorkers<T>(
+  batches: AsyncIterable<T>,
+  signal: AbortSignal,
+): AsyncGenerator<T, boolean> {
+  let started = false;
+  try {
+    for await (const batch of batches) {
+      started = true;
+      yield batch;
+    }
+    return true;
+  } catch (error) {
+    if (started || signal.aborted) throw error;
+    return false;
+  }
+}
+
+/**
+ * The search methods of a backend whose tree searches run in the process's
+ * pool of workers for `workerModule` (the adapter's worker, which calls
+ * `serveSearches`), reading through `filesystem` on the calling thread.
+ */
+export function workerSearches(
+  filesystem: ThreadReads,
+  workerModule: URL,
+): Pick<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree"> {
+  const pool = sharedPool(workerModule);
+  return {
+    prepareSearch() {
+      pool.warm();
+    },
+    async *searchTree(start, search, signal = new AbortController().signal) {
+      const here = await ThreadWalk.start(filesystem, start, search.ignore, signal);
+      // A large search goes on in the workers: they start while this one begins.
+      if (here.isTree) pool.warm();
+      let found = 0;
+      for await (const hits of scanHere(filesystem, here, search, signal, FILES_HERE_FIRST)) {
+        for (const hit of hits) found += resultCount(hit.result, search.request.mode);
+        yield hits;
+      }
+      if (here.done) return;
+      const rest = { ...search, limit: (search.limit ?? Number.MAX_SAFE_INTEGER) - found };
+      const workers = pool.searchTree(treeStart(start), rest, here.last!, signal);
+      if (yield* fromWorkers(workers, signal)) return;
+      yield* scanHere(filesystem, here, search, signal);
+    },
+    async *globTree(start, glob, signal = new AbortController().signal) {
+      const here = await ThreadWalk.start(filesystem, start, glob.ignore, signal);
+      if (here.isTree) pool.warm();
+      let found = 0;
+      for await (const paths of globHere(here, glob, ENTRIES_HERE_FIRST)) {
+        found += paths.length;
+        yield paths;
+      }
+      if (here.done) return;
+      const rest = { ...glob, limit: (glob.limit ?? Number.MAX_SAFE_INTEGER) - found };
+      const workers = pool.globTree(treeStart(start), rest, here.last!, signal);
+      if (yield* fromWorkers(workers, signal)) return;
+      yield* globHere(here, glob);
+    },
+  };
+}

@@ -1,0 +1,296 @@
+/**
+ * The walking half of a tree search or listing, run in the search workers:
+ * the walk of `src/search/walk.ts` over synchronous calls ({@link WalkSync}),
+ * split into units of work. A unit is the tree below one directory (or below
+ * some subdirectories of one), less the subdirectories it hands on. A worker
+ * walks its unit and scans its files as it goes; while the other worker
+ * waits for work, it hands on the last half of the directories still ahead
+ * in its shallowest open directory (the largest piece of work it can give,
+ * in few hand-offs). The main thread puts the units' results back in walk
+ * order.
+ *
+ * @module
+ */
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { resultCount } from "../../search/scan.ts";
+import type { ScanRequest, ScanResult } from "../../search/scan.ts";
+import { codeOfRuntimeError } from "../errors.ts";
+import { isPlainChild } from "../../path/mod.ts";
+import { globFilter, globMatcher } from "../../search/glob_filter.ts";
+import { isPassedOver, WalkSync } from "../../search/walk.ts";
+import type { IgnoreState, WalkDirEntry, WalkSyncIO } from "../../search/walk.ts";
+
+/** Index of the stop flag in a tree job's shared flags. */
+export const STOP = 0;
+/** Index of the count of workers waiting for a unit in a tree job's shared flags. */
+export const WAITING = 1;
+
+/** What a tree job looks for: grep's files, or the entries whose path matches a glob. */
+export type TreeSelect =
+  | { readonly search: ScanRequest; readonly files: string | undefined }
+  | { readonly matching: string };
+
+/** A tree job, the same for every unit of it. */
+export interface TreeSpec {
+  /** Job id, echoed in every answer. */
+  readonly id: number;
+  /** The start relative to the working directory (glob matches paths relative to it). */
+  readonly start: string;
+  /** What to send back. */
+  readonly select: TreeSelect;
+  /** Results the consumer takes at most: a unit that has found this many stops. */
+  readonly limit: number;
+  /** Two Int32s: {@link STOP} (1 to stop) and {@link WAITING}. */
+  readonly flags: SharedArrayBuffer;
+}
+
+/** One unit of a tree job: the tree below a directory, or below some subdirectories of one. */
+export interface TreeUnit {
+  /** The directory's real path (the backend took it from a checked path). */
+  readonly real: string;
+  /** Its path relative to the working directory. */
+  readonly display: string;
+  /** The ignore rules in force inside it; `null` when none apply. */
+  readonly ignore: IgnoreState | null;
+  /** Only these of its subdirectories, in walk order (a unit handed on); else all its entries. */
+  readonly names?: readonly string[];
+  /** Only the entries after this one, in walk order (the start's unit). */
+  readonly after?: string;
+}
+
+/** A unit's name in answers: the first path it may send. */
+export function unitName(unit: TreeUnit): string {
+  if (unit.names === undefined) return unit.display;
+  return unit.display === "." ? unit.names[0] : `${unit.display}/${unit.names[0]}`;
+}
+
+/** A unit to walk. */
+export interface UnitJob {
+  /** Tells it from other jobs. */
+  readonly kind: "unit";
+  /** The job. */
+  readonly spec: TreeSpec;
+  /** The unit. */
+  readonly unit: TreeUnit;
+}
+
+/**
+ * What a unit sends: results so far (in walk order, with `frontier`, the last
+ * entry met: everything the unit sends later comes after it), a unit it hands
+ * on, its end, or a failure.
+ */
+export type UnitAnswer =
+  | {
+    readonly id: number;
+    readonly unit: string;
+    readonly displays: string[];
+    readonly results: ScanResult[] | null;
+    readonly frontier: string;
+    readonly done: boolean;
+  }
+  | { readonly id: number; readonly unit: string; readonly handOn: TreeUnit }
+  | { readonly id: number; readonly unit: string; readonly error: string };
+
+/** Results in the first message of a unit; each next one doubles, up to {@link LAST_BATCH}. */
+const FIRST_BATCH = 16;
+const LAST_BATCH = 512;
+/** Files met without a result after which a unit still reports how far it has come. */
+const QUIET_FILES = 4096;
+
+class Stopped extends Error {}
+
+/** The walk of one unit. */
+class UnitWalk {
+  readonly flags: Int32Array;
+  readonly walk: WalkSync<string>;
+  readonly name: string;
+  readonly listing: boolean;
+  readonly accept: (display: string) => boolean;
+  readonly matches: ((relative: string) => boolean) | null;
+  displays: string[] = [];
+  results: ScanResult[] = [];
+  found = 0;
+  batch = FIRST_BATCH;
+  quiet = 0;
+  frontier: string;
+
+  constructor(
+    readonly spec: TreeSpec,
+    readonly unit: TreeUnit,
+    io: WalkSyncIO<string>,
+    readonly scan: (real: string, request: ScanRequest) => ScanResult,
+    readonly send: (answer: UnitAnswer) => void,
+  ) {
+    this.flags = new Int32Array(spec.flags);
+    this.walk = new WalkSync(io, {
+      from: spec.start,
+      ignore: unit.ignore,
+      ...(unit.after === undefined ? {} : { after: unit.after }),
+    });
+    this.name = unitName(unit);
+    this.listing = "matching" in spec.select;
+    if ("matching" in spec.select) {
+      this.matches = globMatcher(spec.select.matching);
+      this.accept = () => true;
+    } else {
+      this.matches = null;
+      this.accept = globFilter(spec.select.files);
+    }
+    this.frontier = unit.after ?? this.name;
+  }
+
+  stopped(): boolean {
+    return Atomics.load(this.flags, STOP) !== 0;
+  }
+
+  /** Takes one result, and sends the batch when it is full. */
+  take(display: string, result: ScanResult | null): void {
+    this.displays.push(display);
+    if (result !== null) this.results.push(result);
+    this.frontier = display;
+    // Results as the consumer counts them: paths, or what a scanned file gives.
+    const { select } = this.spec;
+    this.found += result === null || !("search" in select)
+      ? 1
+      : resultCount(result, select.search.mode);
+    this.quiet = 0;
+    if (this.displays.length >= this.batch) {
+      this.flush(false);
+      this.batch = Math.min(this.batch * 2, LAST_BATCH);
+    }
+  }
+
+  flush(done: boolean): void {
+    const { id } = this.spec;
+    const results = this.listing ? null : this.results;
+    this.send({
+      id,
+      unit: this.name,
+      displays: this.displays,
+      results,
+      frontier: this.frontier,
+      done,
+    });
+    this.displays = [];
+    this.results = [];
+  }
+
+  /** Hands directories ahead of this unit to a waiting worker, when one waits and there are some. */
+  handOn(): void {
+    const flags = this.flags;
+    if (!this.walk.mayHandOn || Atomics.load(flags, WAITING) <= 0) return;
+    // Claim the waiting worker first: two walkers never hand it two units.
+    if (Atomics.sub(flags, WAITING, 1) <= 0) {
+      Atomics.add(flags, WAITING, 1);
+      return;
+    }
+    const handed = this.walk.handOn();
+    if (handed === null) {
+      Atomics.add(flags, WAITING, 1);
+      return;
+    }
+    const { directory: real, display, names, ignore } = handed;
+    this.send({ id: this.spec.id, unit: this.name, handOn: { real, display, ignore, names } });
+  }
+
+  /** Walks the unit to its end, its limit, or the job's stop. */
+  run(): void {
+    const { unit, walk } = this;
+    if (this.stopped()) throw new Stopped();
+    if (unit.names === undefined) walk.enter(unit.real, unit.display);
+    else walk.enterWith({ directory: unit.real, display: unit.display, names: [...unit.names] });
+    const request = "search" in this.spec.select ? this.spec.select.search : null;
+    for (let entry; this.found < this.spec.limit && (entry = walk.next()) !== null;) {
+      if (this.stopped()) throw new Stopped();
+      if (entry.kind === "directory") {
+        if (this.listing && this.matches!(entry.relative)) this.take(entry.display, null);
+        this.handOn();
+        continue;
+      }
+      if (this.listing) {
+        if (this.matches!(entry.relative)) this.take(entry.display, null);
+        continue;
+      }
+      if (!this.accept(entry.display)) continue;
+      // A worker that waits gets work as soon as there is some, not at the next directory.
+      this.handOn();
+      const result = this.scan(entry.path, request!);
+      if (result.matches > 0 || result.skip !== undefined) this.take(entry.display, result);
+      else if (++this.quiet === QUIET_FILES) {
+        this.quiet = 0;
+        this.frontier = entry.display;
+        this.flush(false);
+      }
+    }
+    this.flush(true);
+  }
+}
+
+/** A directory's entries, in any order; throws the runtime's error. */
+export type ListSync = (real: string) => WalkDirEntry[];
+
+/** A small regular file's text (an ignore file), never following a final symbolic link. */
+function readSmallText(path: string, maxBytes: number): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > maxBytes) return null;
+    const bytes = new Uint8Array(stats.size);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const read = readSync(fd, bytes, filled, bytes.length - filled, null);
+      if (read === 0) break;
+      filled += read;
+    }
+    return new TextDecoder().decode(bytes.subarray(0, filled));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The walk's view of the file system in a worker: real paths, a runtime's own listing. */
+export function workerWalkIO(list: ListSync): WalkSyncIO<string> {
+  return {
+    readDir(real) {
+      try {
+        return list(real);
+      } catch (error) {
+        if (isPassedOver(codeOfRuntimeError(error))) return null;
+        throw error;
+      }
+    },
+    // Plain concatenation: the directory is real and the name one segment.
+    child: (real, name, kind) =>
+      isPlainChild(name, kind) ? (real === "/" ? `/${name}` : `${real}/${name}`) : null,
+    readText: readSmallText,
+  };
+}
+
+/** Walks one unit, sending its results, the units it hands on, and its end. */
+export function runUnit(
+  job: UnitJob,
+  io: WalkSyncIO<string>,
+  scan: (real: string, request: ScanRequest) => ScanResult,
+  send: (answer: UnitAnswer) => void,
+): void {
+  const walk = new UnitWalk(job.spec, job.unit, io, scan, send);
+  try {
+    walk.run();
+  } catch (error) {
+    if (error instanceof Stopped || walk.stopped()) walk.flush(true);
+    else {
+      send({
+        id: job.spec.id,
+        unit: walk.name,
+        error: (error as Error)?.message ?? String(error),
+      });
+    }
+  }
+}
