@@ -12,6 +12,7 @@ import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
 import { globMatcher } from "../search/glob_filter.ts";
 import { ignoreStateAt } from "./shared/ignore_state.ts";
+import { readEffects, readStart } from "./shared/reads.ts";
 
 const GlobSchema = v.strictObject({
   pattern: v.pipe(
@@ -66,12 +67,9 @@ export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobO
     "included; .gitignore rules apply; .git/ is skipped. Results are sorted and stop at max_results (default 200).",
   risk: "read",
   input: GlobSchema,
-  async effects(input, session) {
-    const path = await session.resolvePath(input.path ?? ".", "read", "must_exist");
-    return [{ kind: "read", path: path.display, root: path.rootKind }];
-  },
+  effects: (input, session) => readEffects(session, input.path),
   async execute(input, session, call) {
-    const start = await session.resolvePath(input.path ?? ".", "read", "must_exist");
+    const start = await readStart(session, input.path);
     if (input.pattern.startsWith("/")) {
       throw new ToolError(
         "invalid_input",

@@ -15,9 +15,11 @@ import { globFilter } from "../search/glob_filter.ts";
 import type { ScanMode } from "../search/scan.ts";
 import { cutUtf8 } from "./shared/text.ts";
 import { ignoreStateAt } from "./shared/ignore_state.ts";
+import { readEffects, readStart } from "./shared/reads.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
+const MAX_FILE_SIZE = `${GREP_MAX_FILE_BYTES / (1024 * 1024)} MiB`;
 /** The whole text output stays under this many bytes. */
 export const GREP_OUTPUT_BYTES: number = 256 * 1024;
 
@@ -109,7 +111,7 @@ export interface GrepLine {
 
 /** Files passed over, by reason. */
 export interface GrepSkipped {
-  /** Larger than the 32 MiB cap. */
+  /** Larger than the size cap ({@link GREP_MAX_FILE_BYTES}). */
   readonly too_large: number;
   /** Holding a NUL byte in the first 8 KiB. */
   readonly binary: number;
@@ -183,21 +185,18 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
   name: "grep",
   description:
     "Search file contents with a regular expression (RE2 syntax, linear time). Walks `path` " +
-    "(default: the working directory), honouring .gitignore, skipping .git/, binary files and files over 32 MiB " +
+    `(default: the working directory), honouring .gitignore, skipping .git/, binary files and files over ${MAX_FILE_SIZE} ` +
     "(all counted). Modes: files_with_matches (default), content (path:line:text, optional context lines), " +
     "count. Stops at max_results (default 200).",
   risk: "read",
   input: GrepSchema,
-  async effects(input, session) {
-    const path = await session.resolvePath(input.path ?? ".", "read", "must_exist");
-    return [{ kind: "read", path: path.display, root: path.rootKind }];
-  },
+  effects: (input, session) => readEffects(session, input.path),
   async execute(input, session, call) {
     const caseInsensitive = input.case_insensitive ?? false;
     // Checked first: a bad pattern or glob is invalid_input whatever the path.
     compileMatcher(input.pattern, { caseInsensitive });
     globFilter(input.glob);
-    const start = await session.resolvePath(input.path ?? ".", "read", "must_exist");
+    const start = await readStart(session, input.path);
     const out = new Collector(input.mode ?? "files_with_matches", input.max_results ?? 200);
     const search: TreeSearch = {
       request: {
@@ -242,7 +241,7 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
     const { too_large, binary, unreadable } = output.skipped;
     if (too_large + binary + unreadable > 0) {
       notes.push(
-        `[Skipped files: ${too_large} over 32 MiB, ${binary} binary, ${unreadable} unreadable.]`,
+        `[Skipped files: ${too_large} over ${MAX_FILE_SIZE}, ${binary} binary, ${unreadable} unreadable.]`,
       );
     }
     let text = body.length === 0 ? "No matches." : body.join("\n");

@@ -9,6 +9,7 @@ import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
 import type { EntryKind } from "../backends/filesystem.ts";
+import { readEffects, readStart } from "./shared/reads.ts";
 
 const ListSchema = v.strictObject({
   path: v.optional(
@@ -87,12 +88,9 @@ export const listTool: Tool<ListInput, ListOutput> = defineTool<ListInput, ListO
     "(not followed), other special files with |. Pages with offset and limit (default 200, max 2000).",
   risk: "read",
   input: ListSchema,
-  async effects(input, session) {
-    const path = await session.resolvePath(input.path ?? ".", "read", "must_exist");
-    return [{ kind: "read", path: path.display, root: path.rootKind }];
-  },
+  effects: (input, session) => readEffects(session, input.path),
   async execute(input, session) {
-    const path = await session.resolvePath(input.path ?? ".", "read", "must_exist");
+    const path = await readStart(session, input.path);
     const info = await session.filesystem.stat(path);
     if (info.kind !== "directory") {
       throw new ToolError(

@@ -10,6 +10,7 @@ import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
 import { BINARY_SNIFF_BYTES, byteLength, cutUtf8, MAX_TEXT_BYTES } from "./shared/text.ts";
+import { readEffects, readStart } from "./shared/reads.ts";
 
 const ReadSchema = v.strictObject({
   path: v.pipe(
@@ -78,12 +79,9 @@ export const readTool: Tool<ReadInput, ReadOutput> = defineTool<ReadInput, ReadO
     "to continue. Binary files, invalid UTF-8 and directories are reported as errors (use list for directories).",
   risk: "read",
   input: ReadSchema,
-  async effects(input, session) {
-    const path = await session.resolvePath(input.path, "read", "must_exist");
-    return [{ kind: "read", path: path.display, root: path.rootKind }];
-  },
+  effects: (input, session) => readEffects(session, input.path),
   async execute(input, session, call) {
-    const path = await session.resolvePath(input.path, "read", "must_exist");
+    const path = await readStart(session, input.path);
     const info = await session.filesystem.stat(path);
     if (info.kind === "directory") {
       throw new ToolError(
