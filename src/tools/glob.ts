@@ -13,6 +13,7 @@ import { ToolError } from "../errors.ts";
 import { globMatcher } from "../search/glob_filter.ts";
 import { ignoreStateAt } from "./shared/ignore_state.ts";
 import { readEffects, readStart } from "./shared/reads.ts";
+import { optionalCount } from "./shared/inputs.ts";
 
 const GlobSchema = v.strictObject({
   pattern: v.pipe(
@@ -25,15 +26,7 @@ const GlobSchema = v.strictObject({
   path: v.optional(
     v.pipe(v.string(), v.description("Directory to search from (default: the working directory).")),
   ),
-  max_results: v.optional(
-    v.pipe(
-      v.number(),
-      v.integer(),
-      v.minValue(1),
-      v.maxValue(2000),
-      v.description("Most paths (default 200)."),
-    ),
-  ),
+  max_results: optionalCount("Most paths (default 200)."),
 });
 
 /** The input of `glob`. */

@@ -16,6 +16,7 @@ import type { ScanMode } from "../search/scan.ts";
 import { cutUtf8 } from "./shared/text.ts";
 import { ignoreStateAt } from "./shared/ignore_state.ts";
 import { readEffects, readStart } from "./shared/reads.ts";
+import { optionalCount } from "./shared/inputs.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
@@ -65,15 +66,7 @@ const GrepSchema = v.strictObject({
       v.description("Lines of context in content mode."),
     ),
   ),
-  max_results: v.optional(
-    v.pipe(
-      v.number(),
-      v.integer(),
-      v.minValue(1),
-      v.maxValue(2000),
-      v.description("Most results: lines in content mode, files otherwise (default 200)."),
-    ),
-  ),
+  max_results: optionalCount("Most results: lines in content mode, files otherwise (default 200)."),
 });
 
 /** The input of `grep`. */

@@ -10,6 +10,7 @@ import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
 import type { EntryKind } from "../backends/filesystem.ts";
 import { readEffects, readStart } from "./shared/reads.ts";
+import { optionalCount } from "./shared/inputs.ts";
 
 const ListSchema = v.strictObject({
   path: v.optional(
@@ -26,15 +27,7 @@ const ListSchema = v.strictObject({
       v.description("First entry, 0-based (default 0)."),
     ),
   ),
-  limit: v.optional(
-    v.pipe(
-      v.number(),
-      v.integer(),
-      v.minValue(1),
-      v.maxValue(2000),
-      v.description("Most entries (default 200)."),
-    ),
-  ),
+  limit: optionalCount("Most entries (default 200)."),
 });
 
 /** The input of `list`. */

@@ -11,6 +11,7 @@ import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
 import { BINARY_SNIFF_BYTES, byteLength, cutUtf8, MAX_TEXT_BYTES } from "./shared/text.ts";
 import { readEffects, readStart } from "./shared/reads.ts";
+import { optionalCount } from "./shared/inputs.ts";
 
 const ReadSchema = v.strictObject({
   path: v.pipe(
@@ -25,15 +26,7 @@ const ReadSchema = v.strictObject({
       v.description("First line to return, 0-based (default 0)."),
     ),
   ),
-  limit: v.optional(
-    v.pipe(
-      v.number(),
-      v.integer(),
-      v.minValue(1),
-      v.maxValue(2000),
-      v.description("Most lines to return (1–2000)."),
-    ),
-  ),
+  limit: optionalCount("Most lines to return (1–2000)."),
 });
 
 /** The input of `read`. */

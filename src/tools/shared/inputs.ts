@@ -1,0 +1,22 @@
+/**
+ * Input pieces several tools share.
+ *
+ * @module
+ */
+import * as v from "valibot";
+
+/** The largest page size or result cap a tool accepts. */
+export const MAX_COUNT = 2000;
+
+/** An optional whole number from 1 to {@link MAX_COUNT}: a page size or a result cap. */
+export function optionalCount(description: string) {
+  return v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(MAX_COUNT),
+      v.description(description),
+    ),
+  );
+}
