@@ -6,6 +6,6 @@
  */
 export { CheckedPath } from "./checked_path.ts";
 export type { PathAccess, PathIntent, RootKind } from "./checked_path.ts";
-export { checkedChild, isPlainChild, isWithin, resolvePath } from "./resolver.ts";
+export { checkedChild, existingPrefix, isPlainChild, isWithin, resolvePath } from "./resolver.ts";
 export type { EntryKind, PathProbe, SessionRoots } from "./resolver.ts";
 export { withPathLock } from "./lock.ts";

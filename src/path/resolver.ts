@@ -87,7 +87,14 @@ async function canonicalRoot(filesystem: PathProbe, root: string): Promise<strin
   }
 }
 
-async function existingPrefix(
+/**
+ * The longest existing prefix of an absolute path, canonical, and the
+ * segments after it as written. Throws `not_found` when nothing of it
+ * exists, and `invalid_path` when a missing part climbs with `..` or the
+ * next segment is a link whose target is missing (it could be made to lead
+ * anywhere).
+ */
+export async function existingPrefix(
   filesystem: PathProbe,
   joined: string,
   input: string,

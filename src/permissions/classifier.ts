@@ -17,6 +17,7 @@
  */
 import { posix } from "node:path";
 import type { ToolSessionContext } from "../contract/context.ts";
+import { existingPrefix, isWithin } from "../path/mod.ts";
 import type { CommandClassification } from "../contract/effects.ts";
 import { NotAdmitted, parseArguments, type ParsedArguments } from "./arguments.ts";
 import { GATE_PROGRAMS, type GatePaths, READ_ONLY_PROGRAMS } from "./programs.ts";
@@ -53,30 +54,16 @@ const PATH_LISTS: readonly (readonly [name: string, separators: RegExp])[] = [
 
 /** Whether an absolute path, with every link in it followed, lies in a root (or cannot be told). */
 async function resolvesInsideRoots(path: string, session: ToolSessionContext): Promise<boolean> {
-  const segments = path.split("/").filter((s) => s !== "" && s !== ".");
-  // The longest prefix that exists, resolved, and the rest as written.
-  for (let keep = segments.length; keep >= 0; keep--) {
-    let real: string;
-    try {
-      real = await session.filesystem.realPath("/" + segments.slice(0, keep).join("/"));
-    } catch (error) {
-      if ((error as { code?: unknown }).code === "not_found") continue;
-      return true; // unknown: counted as inside, so nothing is proven
-    }
-    const missing = segments.slice(keep);
-    // A link whose target is missing could be made to lead anywhere, the roots among them.
-    if (
-      missing.length > 0 &&
-      await session.filesystem.lstat(posix.join(real, missing[0])).then(() => true, () => false)
-    ) {
-      return true;
-    }
-    const full = posix.join(real, ...missing);
-    return [session.workingDirectory, session.skillRoot].some((root) =>
-      root !== null && (full === root || full.startsWith(root.endsWith("/") ? root : root + "/"))
-    );
+  let full: string;
+  try {
+    const { real, missing } = await existingPrefix(session.filesystem, path, path);
+    full = posix.join(real, ...missing);
+  } catch {
+    return true; // unknown (a dangling link, an unreadable prefix): counted as inside
   }
-  return true;
+  return [session.workingDirectory, session.skillRoot].some((root) =>
+    root !== null && isWithin(root, full)
+  );
 }
 
 /**
@@ -101,7 +88,9 @@ export async function environmentProblem(session: ToolSessionContext): Promise<s
     for (const entry of value.split(separators)) {
       if (name === "LD_PRELOAD" && entry === "") continue; // separators may repeat there
       if (!entry.startsWith("/") || entry.split("/").includes("..") || entry.includes("$")) {
-        return `${name} holds the entry ${JSON.stringify(entry)}, relative or climbing with '..'`;
+        return `${name} holds the entry ${
+          JSON.stringify(entry)
+        }: relative, climbing with '..' or holding '$'`;
       }
       if (await resolvesInsideRoots(entry, session)) {
         return `${name} holds ${JSON.stringify(entry)}, inside the roots`;
