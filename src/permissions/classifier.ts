@@ -130,20 +130,26 @@ export function readOnlyPaths(words: readonly string[]): ReadPaths {
  * agree.
  */
 async function linkBeforeParent(path: string, session: ToolSessionContext): Promise<boolean> {
-  const base = path.startsWith("/") ? "" : session.workingDirectory;
   const segments = path.split("/");
   for (let i = 1; i < segments.length; i++) {
     if (segments[i] !== "..") continue;
-    const prefix = posix.normalize(`${base}/${segments.slice(0, i).join("/")}`);
-    const info = await session.filesystem.lstat(prefix).catch(() => null);
-    if (info === null || info.kind === "symlink") return true;
+    const kind = await kindAt(segments.slice(0, i).join("/") || "/", session);
+    if (kind === null || kind === "symlink") return true;
   }
   return false;
 }
 
+/** What a path names without following a final link: its kind, or null when nothing is there. */
+async function kindAt(path: string, session: ToolSessionContext): Promise<string | null> {
+  const absolute = posix.join(path.startsWith("/") ? "" : session.workingDirectory, path);
+  const info = await session.filesystem.lstat(absolute).catch(() => null);
+  return info?.kind ?? null;
+}
+
 /**
  * Why `path`, as a program would read it, is not inside the roots (or is a
- * directory, when `noDirectories`); null when it is fine.
+ * directory, or the working directory itself, when `refuse` says so); null
+ * when it is fine.
  *
  * A `..` segment after a symbolic link is refused: the kernel resolves
  * `link/..` from the link's target, while some runtimes (Deno under scoped
@@ -154,7 +160,7 @@ async function outsideRoots(
   path: string,
   access: "read" | "write",
   session: ToolSessionContext,
-  noDirectories = false,
+  refuse: { readonly directories?: boolean; readonly workingDirectory?: boolean } = {},
 ): Promise<string | null> {
   if (path === "-" && access === "read") return null; // standard input
   // clap (rg) also reads `-f=FILE` as FILE: both readings must be inside.
@@ -170,7 +176,10 @@ async function outsideRoots(
     }
     try {
       const checked = await session.resolvePath(reading, access, "may_create");
-      if (noDirectories && checked.existed) {
+      if (refuse.workingDirectory && checked.display === ".") {
+        return `${JSON.stringify(reading)} is the working directory itself`;
+      }
+      if (refuse.directories && checked.existed) {
         const info = await session.filesystem.stat(checked);
         if (info.kind !== "file") return `${JSON.stringify(reading)} is not a regular file`;
       }
@@ -197,25 +206,16 @@ async function gateViolation(
     throw error;
   }
   if (paths.write.length === 0) return `${name} has no path operand`;
-  for (const path of paths.remove) {
-    const checked = await session.resolvePath(path, "write", "may_create").catch(() => null);
-    if (checked?.display === ".") return `${name} would remove or move the working directory`;
-  }
   for (const [list, access] of [[paths.read, "read"], [paths.write, "write"]] as const) {
     for (const path of list) {
       if (path === "") return `${name} has an empty path`;
-      const problem = await outsideRoots(path, access, session);
+      // What the command removes or moves away is never the working directory itself.
+      const workingDirectory = paths.remove.includes(path);
+      const problem = await outsideRoots(path, access, session, { workingDirectory });
       if (problem !== null) return `${name} path ${problem}`;
     }
   }
   return paths.copies === undefined ? null : await copyViolation(name, paths.copies, session);
-}
-
-/** What a path names without following a final link: its kind, or null when nothing is there. */
-async function kindAt(path: string, session: ToolSessionContext): Promise<string | null> {
-  const absolute = posix.join(path.startsWith("/") ? "" : session.workingDirectory, path);
-  const info = await session.filesystem.lstat(absolute).catch(() => null);
-  return info?.kind ?? null;
 }
 
 /**
@@ -288,7 +288,7 @@ export async function classifyCommand(
     try {
       const { paths, noDirectories } = readOnlyPaths(words);
       for (const path of paths) {
-        const problem = await outsideRoots(path, "read", session, noDirectories);
+        const problem = await outsideRoots(path, "read", session, { directories: noDirectories });
         if (problem !== null) {
           violation = `${words[0]} reads ${problem}`;
           break;
