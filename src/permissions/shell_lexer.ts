@@ -71,7 +71,8 @@ function checkQuotedCharacter(line: string, i: number): number {
   const code = line.charCodeAt(i);
   if (isPrintableAscii(code) || code === 0x09) return 1;
   if (code === 0x0a) throw new Refused("a newline inside quotes");
-  if (code < 0x80 || (code >= 0x80 && code <= 0x9f)) {
+  // What is left below U+00A0: ASCII controls, DEL and the C1 controls.
+  if (code <= 0x9f) {
     throw new Refused(`the control character ${describeCharacter(line[i])}`);
   }
   if (code >= 0xd800 && code <= 0xdbff) {
