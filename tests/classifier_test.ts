@@ -281,6 +281,13 @@ test("policy: call with approve asks only where the policy says ask", async () =
     approve: () => Promise.reject(new Error("ui crashed")),
   });
   assert.equal(failing.error?.code, "denied", "an approver that fails refuses");
+  const careless = await toolset.call({
+    name: "write",
+    input: { path: "b.txt", content: "x" },
+    callId: "4",
+    approve: () => Promise.resolve(null as unknown as boolean),
+  });
+  assert.equal(careless.error?.code, "denied", "an approver that answers null refuses");
 });
 
 test("policy: call without approve refuses ask verdicts, says how to approve, and runs allow", async () => {
@@ -332,6 +339,12 @@ test("classifier: printf %n, writes through links at a directory destination, li
         "printf -- %n PATH",
         "printf '%5n' PATH",
         "printf %s%n x PATH",
+        "printf '%((%n)T' PATH; ls",
+        "printf -- '%((%n)T' PATH",
+        "printf '%(a(b)T'",
+        "printf '%(%Y'",
+        "touch -d 'TZ=\"/etc/localtime\" now' a",
+        "touch --date=TZ=/etc/localtime a",
         "cp a d2",
         "cp a d2/",
         "cp -t d2 a",

@@ -253,9 +253,11 @@ export function buildToolset(
             approve!({ prepared, verdict, signal: request.signal ?? new AbortController().signal })
           )
           .catch(() => false);
-      const approved = typeof answer === "boolean" ? answer : answer.approved === true;
+      // Anything but `true` or `{ approved: true }` (null from a careless approver among it) refuses.
+      const approved = answer === true ||
+        (typeof answer === "object" && answer !== null && answer.approved === true);
       if (!approved) {
-        const reason = typeof answer === "object" ? answer.reason : undefined;
+        const reason = typeof answer === "object" && answer !== null ? answer.reason : undefined;
         return failedResult(base, {
           code: "denied",
           message: reason ?? "The person declined this call; do not retry it as is.",

@@ -136,10 +136,22 @@ const FIND: ProgramModel = {
 /**
  * A printf format whose conversions only print: `%%`, or flags, width,
  * precision and a length modifier before one of `diouxXeEfFgGaAcsbqQ`, or a
- * `%(…)T` time. `%n` (which assigns a variable) and anything unknown fail.
+ * `%(…)T` time without parentheses inside (bash counts nested ones, and on
+ * a bad time format prints `%` and reads the rest again as a format, where a
+ * hidden `%n` would assign). `%n` and anything unknown fail.
  */
 const PRINTF_FORMAT =
-  /^(?:[^%]|%%|%[-+ #0']*(?:\*|\d+)?(?:\.(?:\*|\d+)?)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcsbqQ]|%[-+ #0]*(?:\d+)?(?:\.\d+)?\([^)]*\)T)*$/s;
+  /^(?:[^%]|%%|%[-+ #0']*(?:\*|\d+)?(?:\.(?:\*|\d+)?)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcsbqQ]|%[-+ #0]*(?:\d+)?(?:\.\d+)?\([^()]*\)T)*$/s;
+
+/**
+ * A date string (date -d, touch -d) may name a time-zone file (`TZ="/path"`),
+ * which the program then reads wherever it is.
+ */
+function refuseTimeZoneFiles(parsed: ParsedArguments): void {
+  if (parsed.options.some((o) => /tz=/i.test(o.value ?? ""))) {
+    throw new NotAdmitted("a date string naming a time zone reads a file");
+  }
+}
 
 /** Words after the program are text to print, not files: nothing to read. */
 const PRINTS: ProgramModel = { syntax: null, read: () => [] };
@@ -148,10 +160,7 @@ const DATE = model(
   "d:I::r:@Ru",
   "date= debug iso-8601[=] reference=@ resolution rfc-3339= rfc-email universal utc uct",
   (parsed) => {
-    // A date string may name a time-zone file (TZ="/path"), which date then reads.
-    if (parsed.options.some((o) => o.value?.includes("TZ=") ?? false)) {
-      throw new NotAdmitted("a date string naming a time zone reads a file");
-    }
+    refuseTimeZoneFiles(parsed);
     // An operand other than +FORMAT sets the clock.
     if (parsed.operands.some((o) => !o.startsWith("+")) || parsed.operands.length > 1) {
       throw new NotAdmitted("date with an operand other than one +FORMAT sets the clock");
@@ -457,11 +466,14 @@ export const GATE_PROGRAMS: ReadonlyMap<string, GateModel> = new Map<string, Gat
     "touch",
     {
       syntax: syntax("acd:fhmr:@t:", "time= no-create date= reference=@ no-dereference"),
-      paths: (p) => ({
-        read: p.options.filter((o) => o.model.path).map((o) => o.value!),
-        write: p.operands,
-        remove: [],
-      }),
+      paths: (p) => {
+        refuseTimeZoneFiles(p);
+        return {
+          read: p.options.filter((o) => o.model.path).map((o) => o.value!),
+          write: p.operands,
+          remove: [],
+        };
+      },
     },
   ],
   [
