@@ -84,6 +84,7 @@ export type {
   FileInfo,
   ReadChunksOptions,
   ReadFileOptions,
+  ReplaceOptions,
   TreeGlob,
   TreeHit,
   TreeSearch,

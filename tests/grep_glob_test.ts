@@ -426,7 +426,7 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       }
       assert.ok(workers.jobs > 0, "the workers searched");
       // Workers that cannot start leave the rest of the search to the calling thread.
-      Object.assign(fast.filesystem, workerSearches(fast.filesystem, EXITING_WORKER));
+      Object.assign(fast.filesystem, workerSearches(fast.filesystem, EXITING_WORKER, []));
       for (const input of searchInputs) {
         const a = await fast.call("grep", input);
         const b = await plain.call("grep", input);
@@ -464,7 +464,9 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       // walk on the calling thread can stop at one).
       const everything = (await plain.call("glob", { pattern: "**", max_results: 2000 }))
         .data as GlobOutput;
-      const start = treeStart(await fast.session.resolvePath(".", "read", "must_exist"));
+      const start = treeStart(await fast.session.resolvePath(".", "read", "must_exist"), [
+        "/proc/self/fd",
+      ]);
       const ignore = { inRepository: false, sources: [], userExcludes: null };
       for (const after of ["d1", "repo/pkg0/sub0", "repo/pkg0/sub0/deeper", "bin"]) {
         assert.ok(everything.paths.includes(after));
@@ -486,7 +488,7 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       const cancelled = await fast.call("glob", { pattern: "**", max_results: 2000 }, turn.signal);
       assert.equal(cancelled.error?.code, "cancelled");
       // Workers that cannot start leave the rest of the walk to the calling thread.
-      Object.assign(fast.filesystem, workerSearches(fast.filesystem, EXITING_WORKER));
+      Object.assign(fast.filesystem, workerSearches(fast.filesystem, EXITING_WORKER, []));
       const input = { pattern: "**/*.txt", max_results: 2000 };
       assert.deepEqual(
         (await fast.call("glob", input)).data,

@@ -52,14 +52,24 @@ async function undoOne(
           : `${change.path} changed after this change was made; nothing was overwritten.`;
         return { ...base, status: "conflict" as const, message };
       }
-      if (change.priorContent === null) await session.filesystem.remove(path);
-      else {await session.filesystem.writeFileAtomic(
+      // Only over the version just checked: one written since is kept (`stale_edit`, a failure).
+      if (change.priorContent === null) {
+        await session.filesystem.remove(path, { replaces: current });
+      } else {
+        await session.filesystem.writeFileAtomic(
           path,
           new TextEncoder().encode(change.priorContent),
-        );}
+          { replaces: current },
+        );
+      }
       return { ...base, status: "undone" as const };
     });
   } catch (error) {
+    if (error instanceof ToolError && error.code === "stale_edit") {
+      const message =
+        `${change.path} changed while it was being restored; nothing was overwritten.`;
+      return { ...base, status: "conflict", message };
+    }
     const message = error instanceof ToolError ? `${error.code}: ${error.message}` : String(error);
     return { ...base, status: "failed", message };
   }

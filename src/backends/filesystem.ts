@@ -37,6 +37,18 @@ export interface ReadFileOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What a write or removal may replace: its compare-and-swap condition. */
+export interface ReplaceOptions {
+  /**
+   * The exact bytes the file must hold when the change commits (the version
+   * the caller read), or `null` when nothing may be at the path. Without it,
+   * the change replaces whatever is there. A file that holds anything else,
+   * or appears meanwhile, is left as it is and the change fails with
+   * `stale_edit`.
+   */
+  readonly replaces?: Uint8Array | null;
+}
+
 /** Options for streaming a file. */
 export interface ReadChunksOptions {
   /** Bytes per chunk (default 64 KiB). */
@@ -97,13 +109,15 @@ export interface AsyncFileSystem {
   readChunks(path: CheckedPath, options?: ReadChunksOptions): AsyncIterable<Uint8Array>;
   /**
    * Writes a whole file atomically: a temporary file in the same (checked)
-   * parent, then a rename. An overwritten file keeps its permission bits.
+   * parent, then a rename, or with `replaces` a compare-and-swap against the
+   * version read. An overwritten file keeps its permission bits. Readers may
+   * find the path missing for the instant of a compare-and-swap.
    */
-  writeFileAtomic(path: CheckedPath, data: Uint8Array): Promise<void>;
+  writeFileAtomic(path: CheckedPath, data: Uint8Array, options?: ReplaceOptions): Promise<void>;
   /** Creates one directory level (its parent must exist). */
   mkdir(path: CheckedPath): Promise<void>;
-  /** Removes a file. */
-  remove(path: CheckedPath): Promise<void>;
+  /** Removes a file; with `replaces`, only the version read. */
+  remove(path: CheckedPath, options?: ReplaceOptions): Promise<void>;
   /**
    * Optional: the text of the user's global git excludes file, found from
    * `environment` as git finds it (`core.excludesFile` in the user's git

@@ -1,54 +1,54 @@
 /**
  * The file-system rules the real backends (Deno's and Node's) share, written
- * once over each runtime's primitives: only regular files are opened, a
- * whole file is read only within its cap, a write goes to a temporary
- * sibling and is renamed into place keeping the old permission bits, and
- * every runtime error becomes a `ToolError`.
+ * once over `node:fs` (Deno implements it with real descriptors):
+ *
+ * - Every object is opened by its checked real path without following a
+ *   final link, then verified to be at that path (`descriptors.ts`) before a
+ *   byte is read or written; a mismatch is refused.
+ * - Creates, renames, links and removals happen inside a verified directory
+ *   descriptor, so a directory swapped for a link meanwhile cannot redirect
+ *   them, and nothing, not even an empty temporary file, is made elsewhere.
+ *   After a change the directory is verified again; if it was moved away
+ *   meanwhile, the change is taken back where it can be and refused.
+ * - A write goes to a temporary sibling and is renamed or linked into
+ *   place, keeping the old permission bits. With `replaces`, it is a
+ *   compare-and-swap: the current file is moved aside atomically, verified
+ *   to hold the bytes the caller read, and replaced by a link that fails if
+ *   another file appeared; otherwise the other version is put back and the
+ *   call fails with `stale_edit`. For the instant of that exchange the path
+ *   is missing to a reader.
+ * - Every runtime error becomes a `ToolError`.
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
-import type { AsyncFileSystem, DirEntry, FileInfo } from "./filesystem.ts";
-import { type CheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
+import { constants } from "node:fs";
+import * as fs from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { basename, dirname } from "node:path";
+import type {
+  AsyncFileSystem,
+  DirEntry,
+  EntryKind,
+  FileInfo,
+  ReplaceOptions,
+} from "./filesystem.ts";
+import { type CheckedPath, rootOfCheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
 import { ToolError } from "../errors.ts";
-import { toToolError } from "./errors.ts";
+import { codeOfRuntimeError, toToolError } from "./errors.ts";
+import { changedUnderfoot, descriptorPath, holds, Routes } from "./descriptors.ts";
+import type { DescriptorRoute } from "./descriptors.ts";
 
-/** A file a runtime opened for reading. */
-export interface OpenedFile {
-  /** Reads into `into` from the current position; resolves the bytes read, 0 at the end. */
-  read(into: Uint8Array): Promise<number>;
-  /** Metadata of the open file itself. */
-  stat(): Promise<FileInfo>;
-  /** Closes it. */
-  close(): Promise<void> | void;
-}
-
-/**
- * The operations a runtime provides for a real backend, on plain real
- * paths. Each throws the runtime's own errors; metadata comes with the
- * permission bits only ({@link permissionBits}).
- */
-export interface FilePrimitives {
-  /** The canonical path, following every symbolic link. */
-  realPath(path: string): Promise<string>;
-  /** Metadata, without following a final symbolic link. */
-  lstat(path: string): Promise<FileInfo>;
-  /** Metadata, following symbolic links. */
-  stat(path: string): Promise<FileInfo>;
-  /** The entries of a directory. */
-  readDir(path: string): Promise<DirEntry[]>;
-  /** Opens a file for reading without blocking on a non-regular file where the runtime can. */
-  openRead(path: string): Promise<OpenedFile>;
-  /** Writes a new file with the given permission bits; fails when it exists. */
-  writeNew(path: string, data: Uint8Array, mode: number): Promise<void>;
-  /** Sets the permission bits. */
-  chmod(path: string, mode: number): Promise<void>;
-  /** Renames over an existing target. */
-  rename(from: string, to: string): Promise<void>;
-  /** Creates one directory level. */
-  mkdir(path: string): Promise<void>;
-  /** Removes a file. */
-  remove(path: string): Promise<void>;
+/** What a runtime brings to a real backend. */
+export interface RealFileSystemOptions {
+  /**
+   * The paths through which descriptors may be reached (`/proc/self/fd`, or
+   * a link to it), in order; the first that works, probed at the first open,
+   * is used. With none working, the checks are best effort (`descriptors.ts`).
+   */
+  readonly routes: readonly string[];
+  /** The entries of a directory by path (each runtime lists fastest its own way). */
+  list(path: string): Promise<DirEntry[]>;
 }
 
 /** The part of {@link AsyncFileSystem} that {@link realFileSystem} makes. */
@@ -65,16 +65,33 @@ export type RealFileSystem = Pick<
   | "remove"
 >;
 
-/** The permission bits of a full `st_mode`. */
-export function permissionBits(mode: number | null): number | null {
-  return mode === null ? null : mode & 0o7777;
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+const DIRECTORY = constants.O_DIRECTORY ?? 0;
+/** O_NONBLOCK: a FIFO put in a file's place never blocks the open. */
+const READ_FLAGS = constants.O_RDONLY | NONBLOCK | NOFOLLOW;
+const DIRECTORY_FLAGS = constants.O_RDONLY | DIRECTORY | NOFOLLOW;
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
+
+/** The entry kind of a Node `Stats` or `Dirent`; symbolic links are reported, not followed. */
+export function kindOf(
+  entry: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean },
+): EntryKind {
+  if (entry.isSymbolicLink()) return "symlink";
+  if (entry.isFile()) return "file";
+  if (entry.isDirectory()) return "directory";
+  return "other";
 }
 
-/** A temporary sibling of `real`, in the same directory, for an atomic rename. */
-function temporarySibling(real: string): string {
+function infoOf(stats: Stats): FileInfo {
+  return { kind: kindOf(stats), size: stats.size, mode: stats.mode & 0o7777 };
+}
+
+/** A fresh name for a sibling file of `name` (a temporary or a file moved aside). */
+function siblingName(name: string, suffix: string): string {
   const random = crypto.getRandomValues(new Uint32Array(2));
   const tag = Array.from(random, (n) => n.toString(36)).join("");
-  return join(dirname(real), `.${basename(real)}.${tag}.tmp`);
+  return `.${name}.${tag}.${suffix}`;
 }
 
 /** Runs `operation`, turning what it throws into a `ToolError` for doing `what` on `shown`. */
@@ -86,106 +103,338 @@ async function attempt<T>(what: string, shown: string, operation: () => Promise<
   }
 }
 
-function notRegular(path: CheckedPath): ToolError {
+function notRegular(shown: string): ToolError {
+  return new ToolError("not_a_regular_file", `${shown} is not a regular file; it is not opened.`);
+}
+
+function stale(shown: string): ToolError {
   return new ToolError(
-    "not_a_regular_file",
-    `${path.display} is not a regular file; it is not opened.`,
+    "stale_edit",
+    `${shown} changed after it was read (another program wrote it); the newer version was kept ` +
+      `and nothing was written. Read it again and retry.`,
   );
 }
 
-/**
- * Opens a regular file: checked before the open, so a FIFO or device is never
- * opened, and again on the open file, in case another object took its place.
- */
-async function openRegular(
-  native: FilePrimitives,
-  path: CheckedPath,
-): Promise<{ file: OpenedFile; size: number }> {
-  const real = unwrapCheckedPath(path);
-  const before = await attempt("read", path.display, () => native.lstat(real));
-  if (before.kind === "directory") {
-    throw new ToolError("is_directory", `${path.display} is a directory.`);
+/** Whether a runtime error says the thing is missing. */
+function isMissing(error: unknown): boolean {
+  return codeOfRuntimeError(error) === "not_found";
+}
+
+/** Reads a whole open file from its start, up to `limit` bytes (more means over the cap). */
+async function readAll(handle: FileHandle, size: number, limit: number): Promise<Uint8Array> {
+  let buffer = new Uint8Array(Math.min(size, limit) + 1);
+  let filled = 0;
+  while (true) {
+    if (filled === buffer.length) {
+      if (buffer.length > limit) break;
+      const larger = new Uint8Array(Math.min(buffer.length * 2, limit + 1));
+      larger.set(buffer);
+      buffer = larger;
+    }
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
   }
-  if (before.kind !== "file") throw notRegular(path);
-  const file = await attempt("read", path.display, () => native.openRead(real));
-  try {
-    const info = await file.stat();
-    if (info.kind !== "file") throw notRegular(path);
-    return { file, size: info.size };
-  } catch (e) {
-    await file.close();
-    throw toToolError(e, "read", path.display);
-  }
+  return buffer.subarray(0, filled);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
- * Makes the runtime-independent part of a real file-system backend from a
- * runtime's primitives.
+ * Makes the real file-system backend of a runtime: the operations of
+ * {@link RealFileSystem} over `node:fs`, verified as the module says.
  */
-export function realFileSystem(native: FilePrimitives): RealFileSystem {
-  return {
-    realPath: (path) => attempt("resolve", path, () => native.realPath(path)),
-    lstat: (path) => attempt("inspect", path, () => native.lstat(path)),
-    stat: (path) => attempt("inspect", path.display, () => native.stat(unwrapCheckedPath(path))),
-    readDir: (path) => attempt("list", path.display, () => native.readDir(unwrapCheckedPath(path))),
-    async readFile(path, options) {
-      const { file, size } = await openRegular(native, path);
+export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
+  const routes = new Routes(options.routes);
+  let known: DescriptorRoute = null;
+  const route = () => known;
+
+  /** Opens `real` without following a final link and verifies that it is still there. */
+  async function openAt(real: string, flags: number, shown: string, what: string) {
+    let handle: FileHandle;
+    try {
+      handle = await fs.open(real, flags);
+    } catch (error) {
+      // A link put in the place of a checked (real, link-free) path.
+      if ((error as { code?: unknown }).code === "ELOOP") throw changedUnderfoot(shown);
+      throw toToolError(error, what, shown);
+    }
+    known = routes.of(handle.fd);
+    if (await holds(route(), handle, real)) return handle;
+    await handle.close();
+    throw changedUnderfoot(shown);
+  }
+
+  /** A verified directory and the paths of names inside it. */
+  async function openDirectory(real: string, shown: string, what: string) {
+    const handle = await openAt(real, DIRECTORY_FLAGS, shown, what);
+    const through = route();
+    return {
+      handle,
+      /** The path of `name` inside exactly this directory. */
+      at: (name: string) =>
+        through === null
+          ? (real === "/" ? `/${name}` : `${real}/${name}`)
+          : descriptorPath(through, handle.fd, name),
+      /** The path that lists exactly this directory. */
+      self: () => through === null ? real : descriptorPath(through, handle.fd),
+      /** Whether the directory is still where it was verified. */
+      stillThere: () => holds(through, handle, real),
+      close: () => handle.close().catch(() => {}),
+    };
+  }
+  type Directory = Awaited<ReturnType<typeof openDirectory>>;
+
+  /** Opens a regular file: refused when another object (or a link) is there. */
+  async function openRegular(path: CheckedPath): Promise<{ handle: FileHandle; size: number }> {
+    const real = unwrapCheckedPath(path);
+    // A FIFO or device is never opened: its kind is looked at first, and again once open.
+    const before = await attempt("read", path.display, () => fs.lstat(real));
+    if (before.isDirectory()) {
+      throw new ToolError("is_directory", `${path.display} is a directory.`);
+    }
+    if (!before.isFile()) throw notRegular(path.display);
+    const handle = await openAt(real, READ_FLAGS, path.display, "read");
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw notRegular(path.display);
+      return { handle, size: info.size };
+    } catch (e) {
+      await handle.close();
+      throw toToolError(e, "read", path.display);
+    }
+  }
+
+  /** Runs `change` inside the verified parent of `path`; refuses if the parent moved meanwhile. */
+  async function inParent<T>(
+    path: CheckedPath,
+    what: string,
+    change: (directory: Directory, name: string) => Promise<T>,
+    takeBack: (directory: Directory, name: string) => Promise<void>,
+  ): Promise<T> {
+    const real = unwrapCheckedPath(path);
+    const directory = await openDirectory(dirname(real), path.display, what);
+    try {
+      const result = await change(directory, basename(real));
+      if (!(await directory.stillThere())) {
+        await takeBack(directory, basename(real)).catch(() => {});
+        throw changedUnderfoot(path.display);
+      }
+      return result;
+    } catch (e) {
+      throw toToolError(e, what, path.display);
+    } finally {
+      await directory.close();
+    }
+  }
+
+  /** What is at `name` in `directory` now, without following a link; `null` when nothing. */
+  async function entryAt(directory: Directory, name: string): Promise<Stats | null> {
+    try {
+      return await fs.lstat(directory.at(name));
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Commits a prepared temporary file over `name` only if `name` holds exactly
+   * `expected`: moves the current file aside, verifies it, links the new one in
+   * (which fails if another file appeared), and verifies the aside file again
+   * (a writer may still have written into it). On any mismatch the other
+   * version is put back and `stale_edit` thrown.
+   */
+  async function swapIfHolds(
+    directory: Directory,
+    name: string,
+    temporary: string | null,
+    expected: Uint8Array,
+    shown: string,
+  ): Promise<void> {
+    const aside = siblingName(name, "old");
+    try {
+      await fs.rename(directory.at(name), directory.at(aside));
+    } catch (error) {
+      if (isMissing(error)) throw stale(shown);
+      throw error;
+    }
+    let handle: FileHandle | null = null;
+    // Puts the moved-aside version back, unless another file took the name meanwhile.
+    const restore = () => fs.link(directory.at(aside), directory.at(name)).catch(() => {});
+    try {
+      handle = await fs.open(directory.at(aside), READ_FLAGS).catch(() => null);
+      const holdsExpected = async () => {
+        if (handle === null) return false;
+        const info = await handle.stat();
+        if (!info.isFile() || info.size !== expected.length) return false;
+        return sameBytes(await readAll(handle, info.size, expected.length), expected);
+      };
+      if (!(await holdsExpected())) {
+        await restore();
+        throw stale(shown);
+      }
+      if (temporary === null) return;
       try {
-        if (size > options.maxBytes) {
+        await fs.link(directory.at(temporary), directory.at(name));
+      } catch (error) {
+        // Another file appeared at the name: it is newer than the version read, and stays.
+        if (codeOfRuntimeError(error) === "already_exists") throw stale(shown);
+        await restore();
+        throw error;
+      }
+      if (!(await holdsExpected())) {
+        // Written into after the check: that version goes back over this one (a third version
+        // renamed into place in the microseconds between would be replaced by it).
+        await fs.rename(directory.at(aside), directory.at(name));
+        throw stale(shown);
+      }
+    } finally {
+      await handle?.close().catch(() => {});
+      // Linked back, superseded, or the removal itself: the aside name goes.
+      await fs.unlink(directory.at(aside)).catch(() => {});
+    }
+  }
+
+  return {
+    realPath: (path) => attempt("resolve", path, () => fs.realpath(path)),
+    lstat: (path) => attempt("inspect", path, async () => infoOf(await fs.lstat(path))),
+    async stat(path) {
+      const real = unwrapCheckedPath(path);
+      // A root itself is looked up directly: its parent is outside what the session may open.
+      if (real === rootOfCheckedPath(path)) {
+        return await attempt("inspect", path.display, async () => infoOf(await fs.lstat(real)));
+      }
+      // Looked up inside the verified parent: a link swapped in is reported as one.
+      const directory = await openDirectory(dirname(real), path.display, "inspect");
+      try {
+        return infoOf(await fs.lstat(directory.at(basename(real))));
+      } catch (e) {
+        throw toToolError(e, "inspect", path.display);
+      } finally {
+        await directory.close();
+      }
+    },
+    async readDir(path) {
+      const directory = await openDirectory(unwrapCheckedPath(path), path.display, "list");
+      try {
+        return await options.list(directory.self());
+      } catch (e) {
+        throw toToolError(e, "list", path.display);
+      } finally {
+        await directory.close();
+      }
+    },
+    async readFile(path, read) {
+      const { handle, size } = await openRegular(path);
+      try {
+        if (size > read.maxBytes) {
           throw new ToolError(
             "too_large",
-            `${path.display} has ${size} bytes, over the cap of ${options.maxBytes}.`,
+            `${path.display} has ${size} bytes, over the cap of ${read.maxBytes}.`,
           );
         }
-        options.signal?.throwIfAborted();
-        const buffer = new Uint8Array(size);
-        let filled = 0;
-        while (filled < size) {
-          const read = await file.read(buffer.subarray(filled));
-          if (read === 0) break;
-          filled += read;
+        read.signal?.throwIfAborted();
+        const bytes = await readAll(handle, size, read.maxBytes);
+        if (bytes.length > read.maxBytes) {
+          throw new ToolError(
+            "too_large",
+            `${path.display} grew over the cap of ${read.maxBytes}.`,
+          );
         }
-        return filled === size ? buffer : buffer.subarray(0, filled);
+        return bytes;
       } catch (e) {
         throw toToolError(e, "read", path.display);
       } finally {
-        await file.close();
+        await handle.close();
       }
     },
-    async *readChunks(path, options = {}) {
-      const { file } = await openRegular(native, path);
-      const size = options.chunkSize ?? 65536;
+    async *readChunks(path, chunks = {}) {
+      const { handle } = await openRegular(path);
+      const size = chunks.chunkSize ?? 65536;
       try {
         while (true) {
-          options.signal?.throwIfAborted();
+          chunks.signal?.throwIfAborted();
           const buffer = new Uint8Array(size);
-          const read = await file.read(buffer);
-          if (read === 0) return;
-          yield read === size ? buffer : buffer.subarray(0, read);
+          const { bytesRead } = await handle.read(buffer, 0, size, null);
+          if (bytesRead === 0) return;
+          yield bytesRead === size ? buffer : buffer.subarray(0, bytesRead);
         }
       } finally {
-        await file.close();
+        await handle.close();
       }
     },
-    async writeFileAtomic(path, data) {
-      const real = unwrapCheckedPath(path);
-      const existing = await native.stat(real).catch(() => null);
-      if (existing?.kind === "directory") {
-        throw new ToolError("is_directory", `${path.display} is a directory.`);
-      }
-      const mode = existing?.mode ?? 0o666;
-      const temporary = temporarySibling(real);
-      try {
-        await native.writeNew(temporary, data, mode);
-        if (existing) await native.chmod(temporary, mode);
-        await native.rename(temporary, real);
-      } catch (e) {
-        await native.remove(temporary).catch(() => {});
-        throw toToolError(e, "write", path.display);
-      }
+    writeFileAtomic(path, data, write: ReplaceOptions = {}) {
+      let committed: "renamed" | "linked" | null = null;
+      let temporary: string | null = null;
+      return inParent(path, "write", async (directory, name) => {
+        try {
+          const existing = await entryAt(directory, name);
+          if (existing?.isDirectory()) {
+            throw new ToolError("is_directory", `${path.display} is a directory.`);
+          }
+          if (existing !== null && !existing.isFile()) throw notRegular(path.display);
+          if (write.replaces === null && existing !== null) throw stale(path.display);
+          if (write.replaces instanceof Uint8Array && existing === null) throw stale(path.display);
+          const mode = existing === null ? 0o666 : existing.mode & 0o7777;
+          temporary = siblingName(name, "tmp");
+          const file = await fs.open(directory.at(temporary), CREATE_FLAGS, mode);
+          try {
+            await file.writeFile(data);
+            if (existing !== null) await file.chmod(mode);
+          } finally {
+            await file.close();
+          }
+          if (write.replaces === undefined) {
+            await fs.rename(directory.at(temporary), directory.at(name));
+            temporary = null;
+            committed = "renamed";
+          } else if (write.replaces === null) {
+            try {
+              await fs.link(directory.at(temporary), directory.at(name));
+            } catch (error) {
+              if (codeOfRuntimeError(error) === "already_exists") throw stale(path.display);
+              throw error;
+            }
+            committed = "linked";
+          } else {
+            await swapIfHolds(directory, name, temporary, write.replaces, path.display);
+            committed = "linked";
+          }
+        } finally {
+          if (temporary !== null) await fs.unlink(directory.at(temporary)).catch(() => {});
+        }
+      }, async (directory, name) => {
+        // The directory was moved away while the file went in: a file made there is taken out.
+        if (committed !== null && write.replaces === null) await fs.unlink(directory.at(name));
+      });
     },
-    mkdir: (path) =>
-      attempt("create the directory", path.display, () => native.mkdir(unwrapCheckedPath(path))),
-    remove: (path) => attempt("remove", path.display, () => native.remove(unwrapCheckedPath(path))),
+    mkdir(path) {
+      return inParent(
+        path,
+        "create the directory",
+        (directory, name) => fs.mkdir(directory.at(name)),
+        (directory, name) => fs.rmdir(directory.at(name)),
+      );
+    },
+    remove(path, removal: ReplaceOptions = {}) {
+      return inParent(path, "remove", async (directory, name) => {
+        const existing = await entryAt(directory, name);
+        if (existing === null) {
+          if (removal.replaces instanceof Uint8Array) throw stale(path.display);
+          throw new ToolError("not_found", `${path.display} does not exist.`);
+        }
+        if (existing.isDirectory()) {
+          throw new ToolError("is_directory", `${path.display} is a directory.`);
+        }
+        if (removal.replaces instanceof Uint8Array) {
+          await swapIfHolds(directory, name, null, removal.replaces, path.display);
+        } else await fs.unlink(directory.at(name));
+      }, () => Promise.resolve());
+    },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * `edit`: exact replacement of one unique `old_text`, under a per-path lock
- * with a digest re-check, so a file changed meanwhile is never overwritten.
+ * and committed by a compare-and-swap against the bytes read, so a version
+ * written meanwhile (by this process or any other) is never overwritten.
  *
  * @module
  */
@@ -12,7 +13,7 @@ import { ToolError } from "../errors.ts";
 import { withPathLock } from "../path/mod.ts";
 import { byteLength, MAX_TEXT_BYTES } from "./shared/text.ts";
 import { createParents, readReplaceableText } from "./shared/files.ts";
-import { fileChange, sha256Hex } from "../artifacts/file_change.ts";
+import { fileChange } from "../artifacts/file_change.ts";
 
 const EditSchema = v.strictObject({
   path: v.pipe(
@@ -126,7 +127,9 @@ export const editTool: Tool<EditInput, EditOutput> = defineTool<EditInput, EditO
           throw new ToolError("too_large", "new_text is larger than 1 MiB.");
         }
         await createParents(session, path);
-        await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(input.new_text));
+        await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(input.new_text), {
+          replaces: null,
+        });
         return {
           data: { path: path.display, status: "created" as const, line: 1 },
           artifacts: [await fileChange(path.display, null, input.new_text)],
@@ -135,8 +138,7 @@ export const editTool: Tool<EditInput, EditOutput> = defineTool<EditInput, EditO
     }
     const path = await session.resolvePath(input.path, "write", "must_exist");
     return await withPathLock(path, async () => {
-      const before = await readReplaceableText(session, path);
-      const digest = await sha256Hex(before);
+      const { text: before, bytes: read } = await readReplaceableText(session, path);
       // A CRLF file is matched and edited in CRLF, whatever line ends the model sent.
       const crlf = before.includes("\r\n") && !input.old_text.includes("\r");
       const oldText = crlf ? input.old_text.replaceAll("\n", "\r\n") : input.old_text;
@@ -161,16 +163,10 @@ export const editTool: Tool<EditInput, EditOutput> = defineTool<EditInput, EditO
       if (byteLength(after) > MAX_TEXT_BYTES) {
         throw new ToolError("too_large", "The edited file would exceed 1 MiB.");
       }
-      const now = await session.filesystem.readFile(path, { maxBytes: MAX_TEXT_BYTES + 1 }).catch(
-        () => null,
-      );
-      if (now === null || await sha256Hex(now) !== digest) {
-        throw new ToolError(
-          "stale_edit",
-          `${path.display} changed while the edit was prepared; nothing was written. Read it again and retry.`,
-        );
-      }
-      await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(after));
+      // A compare-and-swap against the bytes read: a version written by anyone since is kept.
+      await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(after), {
+        replaces: read,
+      });
       return {
         data: { path: path.display, status: "edited" as const, line: lineAt(before, at) },
         artifacts: [await fileChange(path.display, before, after)],

@@ -67,6 +67,7 @@ export const writeTool: Tool<WriteInput, WriteOutput> = defineTool<WriteInput, W
     const path = await session.resolvePath(input.path, "write", "may_create");
     return await withPathLock(path, async () => {
       let before: string | null = null;
+      let read: Uint8Array | null = null;
       if (path.existed) {
         const info = await session.filesystem.stat(path);
         if (info.kind === "directory") {
@@ -78,13 +79,16 @@ export const writeTool: Tool<WriteInput, WriteOutput> = defineTool<WriteInput, W
             `${path.display} is not a regular file; it is not replaced.`,
           );
         }
-        before = await readReplaceableText(session, path);
+        ({ text: before, bytes: read } = await readReplaceableText(session, path));
       } else {
         await createParents(session, path);
       }
       const data = { path: path.display, bytes };
       if (before === input.content) return { data: { ...data, status: "unchanged" as const } };
-      await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(input.content));
+      // Only over the version read, or where nothing is: a newer one is kept (`stale_edit`).
+      await session.filesystem.writeFileAtomic(path, new TextEncoder().encode(input.content), {
+        replaces: read,
+      });
       const artifact = await fileChange(path.display, before, input.content);
       return {
         data: { ...data, status: before === null ? "created" as const : "overwritten" as const },

@@ -1,45 +1,29 @@
 /**
- * The Deno backend of {@link AsyncFileSystem}, on Deno's own file APIs. A
- * refusal by Deno's permission flags becomes `runtime_permission_denied`.
+ * The Deno backend of {@link AsyncFileSystem}: the shared real backend over
+ * Deno's `node:fs` (real descriptors), listing directories with Deno's own
+ * API. A refusal by Deno's permission flags becomes `runtime_permission_denied`.
  *
  * @module
  */
-import type { AsyncFileSystem, DirEntry, FileInfo } from "../filesystem.ts";
-import { permissionBits, realFileSystem } from "../real_filesystem.ts";
-import type { FilePrimitives } from "../real_filesystem.ts";
+import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
+import { realFileSystem } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { hostGitExcludes } from "../host_text.ts";
+import { PROC_SELF_FD } from "../descriptors.ts";
 import { kindOf } from "./entry_kind.ts";
 
-function infoOf(info: Deno.FileInfo): FileInfo {
-  return { kind: kindOf(info), size: info.size, mode: permissionBits(info.mode) };
+/** Options of {@link createDenoFileSystem}. */
+export interface DenoFileSystemOptions {
+  /**
+   * A symbolic link to `/proc/self/fd` inside the scope Deno's flags grant
+   * for reading and writing (see `denoPermissionFlags`). Deno refuses
+   * `/proc/self/fd` paths themselves without `--allow-all`, and without a
+   * way to name its descriptors the backend's checks against a concurrent
+   * swap of a path are best effort. The link must be made by the host (Deno
+   * makes links only with unscoped flags) where no other program writes.
+   */
+  readonly descriptorLink?: string;
 }
-
-const DENO_FILES: FilePrimitives = {
-  realPath: (path) => Deno.realPath(path),
-  lstat: async (path) => infoOf(await Deno.lstat(path)),
-  stat: async (path) => infoOf(await Deno.stat(path)),
-  async readDir(path) {
-    const entries: DirEntry[] = [];
-    for await (const entry of Deno.readDir(path)) {
-      entries.push({ name: entry.name, kind: kindOf(entry) });
-    }
-    return entries;
-  },
-  async openRead(path) {
-    const file = await Deno.open(path, { read: true });
-    return {
-      read: async (into) => (await file.read(into)) ?? 0,
-      stat: async () => infoOf(await file.stat()),
-      close: () => file.close(),
-    };
-  },
-  writeNew: (path, data, mode) => Deno.writeFile(path, data, { createNew: true, mode }),
-  chmod: (path, mode) => Deno.chmod(path, mode),
-  rename: (from, to) => Deno.rename(from, to),
-  mkdir: (path) => Deno.mkdir(path),
-  remove: (path) => Deno.remove(path),
-};
 
 /**
  * Makes the Deno file-system backend.
@@ -50,12 +34,25 @@ const DENO_FILES: FilePrimitives = {
  * const filesystem = createDenoFileSystem();
  * ```
  */
-export function createDenoFileSystem(): AsyncFileSystem {
-  const filesystem = { ...realFileSystem(DENO_FILES), readGitExcludes: hostGitExcludes };
+export function createDenoFileSystem(options: DenoFileSystemOptions = {}): AsyncFileSystem {
+  const routes = options.descriptorLink === undefined
+    ? [PROC_SELF_FD]
+    : [options.descriptorLink, PROC_SELF_FD];
+  const real = realFileSystem({
+    routes,
+    async list(path) {
+      const entries: DirEntry[] = [];
+      for await (const entry of Deno.readDir(path)) {
+        entries.push({ name: entry.name, kind: kindOf(entry) });
+      }
+      return entries;
+    },
+  });
+  const filesystem = { ...real, readGitExcludes: hostGitExcludes };
   // grep's and glob's tree searches run in the same worker threads as under Node (Deno runs
   // node:worker_threads), with Deno's own directory listing.
   return Object.assign(
     filesystem,
-    workerSearches(filesystem, new URL("./search_worker.ts", import.meta.url)),
+    workerSearches(filesystem, new URL("./search_worker.ts", import.meta.url), routes),
   );
 }

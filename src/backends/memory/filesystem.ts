@@ -4,7 +4,13 @@
  *
  * @module
  */
-import type { AsyncFileSystem, DirEntry, EntryKind, FileInfo } from "../filesystem.ts";
+import type {
+  AsyncFileSystem,
+  DirEntry,
+  EntryKind,
+  FileInfo,
+  ReplaceOptions,
+} from "../filesystem.ts";
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
 import type { ErrorCode } from "../../errors.ts";
@@ -34,6 +40,21 @@ export interface MemoryFileSystem extends AsyncFileSystem {
   readText(path: string): string | null;
   /** A file's permission bits, following links. */
   modeOf(path: string): number | null;
+}
+
+/** A compare-and-swap's condition (see `ReplaceOptions`): throws `stale_edit` when it fails. */
+function checkReplaces(
+  existing: MemoryNode | undefined,
+  options: ReplaceOptions,
+  shown: string,
+): void {
+  const { replaces } = options;
+  if (replaces === undefined) return;
+  const holds = replaces === null ? existing === undefined : existing?.type === "file" &&
+    existing.data.length === replaces.length && existing.data.every((b, i) => b === replaces[i]);
+  if (!holds) {
+    fail("stale_edit", `${shown} changed after it was read; the newer version was kept.`);
+  }
 }
 
 function fail(code: ErrorCode, message: string): never {
@@ -209,12 +230,13 @@ export function createMemoryFileSystem(): MemoryFileSystem {
         await Promise.resolve();
       }
     },
-    writeFileAtomic(path, data) {
+    writeFileAtomic(path, data, options = {}) {
       return Promise.resolve().then(() => {
         const real = unwrapCheckedPath(path);
         const { parent, name } = parentOf(real);
         const existing = parent.children.get(name);
         if (existing?.type === "directory") fail("is_directory", `${path.display} is a directory.`);
+        checkReplaces(existing, options, path.display);
         const mode = existing?.type === "file" ? existing.mode : 0o644;
         parent.children.set(name, { type: "file", data: data.slice(), mode });
       });
@@ -230,10 +252,11 @@ export function createMemoryFileSystem(): MemoryFileSystem {
         });
       });
     },
-    remove(path) {
+    remove(path, options = {}) {
       return Promise.resolve().then(() => {
         const { parent, name } = parentOf(unwrapCheckedPath(path));
         const existing = parent.children.get(name);
+        checkReplaces(existing, options, path.display);
         if (existing === undefined) fail("not_found", `${path.display} does not exist.`);
         if (existing.type === "directory") fail("is_directory", `${path.display} is a directory.`);
         parent.children.delete(name);

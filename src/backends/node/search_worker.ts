@@ -6,7 +6,7 @@
  */
 import { readdirSync } from "node:fs";
 import { serveSearches } from "../workers/worker.ts";
-import { kindOf } from "./entry_kind.ts";
+import { kindOf } from "../real_filesystem.ts";
 
 serveSearches((real) =>
   readdirSync(real, { withFileTypes: true }).map((entry) => ({

@@ -37,12 +37,14 @@ export interface TreeStart {
   readonly display: string;
   /** Whether `.gitignore` files apply below it. */
   readonly ignorable: boolean;
+  /** Where the backend reaches descriptors by path (see `descriptors.ts`), in order. */
+  readonly routes: readonly string[];
 }
 
 /** Where a tree walk of a checked directory starts. */
-export function treeStart(start: CheckedPath): TreeStart {
+export function treeStart(start: CheckedPath, routes: readonly string[]): TreeStart {
   const ignorable = start.rootKind === "working_directory";
-  return { real: unwrapCheckedPath(start), display: start.display, ignorable };
+  return { real: unwrapCheckedPath(start), display: start.display, ignorable, routes };
 }
 
 /** The process's pools, one per worker module. */
@@ -140,6 +142,7 @@ export class SearchPool {
       select,
       limit: walk.limit ?? Number.MAX_SAFE_INTEGER,
       flags,
+      routes: start.routes,
     };
     const order = new UnitOrder<T>();
     const queue: TreeUnit[] = [];

@@ -44,11 +44,13 @@ async function* fromWorkers<T>(
 /**
  * The search methods of a backend whose tree searches run in the process's
  * pool of workers for `workerModule` (the adapter's worker, which calls
- * `serveSearches`), reading through `filesystem` on the calling thread.
+ * `serveSearches`), reading through `filesystem` on the calling thread; the
+ * workers reach descriptors through the first of `routes` that works there.
  */
 export function workerSearches(
   filesystem: ThreadReads,
   workerModule: URL,
+  routes: readonly string[],
 ): Pick<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree"> {
   const pool = sharedPool(workerModule);
   return {
@@ -66,7 +68,7 @@ export function workerSearches(
       }
       if (here.done) return;
       const rest = { ...search, limit: (search.limit ?? Number.MAX_SAFE_INTEGER) - found };
-      const workers = pool.searchTree(treeStart(start), rest, here.last!, signal);
+      const workers = pool.searchTree(treeStart(start, routes), rest, here.last!, signal);
       if (yield* fromWorkers(workers, signal)) return;
       yield* scanHere(filesystem, here, search, signal);
     },
@@ -80,7 +82,7 @@ export function workerSearches(
       }
       if (here.done) return;
       const rest = { ...glob, limit: (glob.limit ?? Number.MAX_SAFE_INTEGER) - found };
-      const workers = pool.globTree(treeStart(start), rest, here.last!, signal);
+      const workers = pool.globTree(treeStart(start, routes), rest, here.last!, signal);
       if (yield* fromWorkers(workers, signal)) return;
       yield* globHere(here, glob);
     },

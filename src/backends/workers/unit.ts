@@ -15,6 +15,8 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { resultCount } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
+import { descriptorPath, holdsSync, type Routes } from "../descriptors.ts";
+import type { DescriptorRoute } from "../descriptors.ts";
 import { isPlainChild } from "../../path/mod.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
 import { isPassedOver, WalkSync } from "../../search/walk.ts";
@@ -42,6 +44,8 @@ export interface TreeSpec {
   readonly limit: number;
   /** Two Int32s: {@link STOP} (1 to stop) and {@link WAITING}. */
   readonly flags: SharedArrayBuffer;
+  /** Where descriptors may be reached by path (see `descriptors.ts`), in order. */
+  readonly routes: readonly string[];
 }
 
 /** One unit of a tree job: the tree below a directory, or below some subdirectories of one. */
@@ -229,14 +233,36 @@ class UnitWalk {
 /** A directory's entries, in any order; throws the runtime's error. */
 export type ListSync = (real: string) => WalkDirEntry[];
 
-/** A small regular file's text (an ignore file), never following a final symbolic link. */
-function readSmallText(path: string, maxBytes: number): string | null {
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) |
+  (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * The descriptor of `real` opened for `flags` (never through a final link)
+ * and verified to be at `real` (see `descriptors.ts`), or `null` when it
+ * cannot be opened or something else is there now.
+ */
+export function openVerified(
+  routes: Routes,
+  real: string,
+  flags: number,
+): { fd: number; route: DescriptorRoute } | null {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | constants.O_NOFOLLOW);
+    fd = openSync(real, flags);
   } catch {
     return null;
   }
+  const route = routes.of(fd);
+  if (holdsSync(route, fd, real)) return { fd, route };
+  closeSync(fd);
+  return null;
+}
+
+/** A small regular file's text (an ignore file), verified where it is opened. */
+function readSmallText(routes: Routes, path: string, maxBytes: number): string | null {
+  const fd = openVerified(routes, path, READ_FLAGS)?.fd;
+  if (fd === undefined) return null;
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.size > maxBytes) return null;
@@ -255,21 +281,37 @@ function readSmallText(path: string, maxBytes: number): string | null {
   }
 }
 
-/** The walk's view of the file system in a worker: real paths, a runtime's own listing. */
-export function workerWalkIO(list: ListSync): WalkSyncIO<string> {
+/**
+ * The walk's view of the file system in a worker: real paths, a runtime's
+ * own listing, and every directory and file verified where it is opened: one
+ * that another object (a link) took the place of is passed over.
+ */
+export function workerWalkIO(list: ListSync, routes: Routes): WalkSyncIO<string> {
   return {
     readDir(real) {
+      let fd: number;
       try {
-        return list(real);
+        fd = openSync(real, DIRECTORY_FLAGS);
+      } catch (error) {
+        const code = codeOfRuntimeError(error);
+        if (isPassedOver(code) || code === "invalid_path") return null;
+        throw error;
+      }
+      try {
+        const route = routes.of(fd);
+        if (!holdsSync(route, fd, real)) return null;
+        return list(route === null ? real : descriptorPath(route, fd));
       } catch (error) {
         if (isPassedOver(codeOfRuntimeError(error))) return null;
         throw error;
+      } finally {
+        closeSync(fd);
       }
     },
     // Plain concatenation: the directory is real and the name one segment.
     child: (real, name, kind) =>
       isPlainChild(name, kind) ? (real === "/" ? `/${name}` : `${real}/${name}`) : null,
-    readText: readSmallText,
+    readText: (path, maxBytes) => readSmallText(routes, path, maxBytes),
   };
 }
 

@@ -8,7 +8,9 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, readSync } from "node:fs";
+import { Routes } from "../descriptors.ts";
+import type { WalkSyncIO } from "../../search/walk.ts";
 import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
 import { BINARY_SNIFF_BYTES, looksBinary, scanBytes } from "../../search/scan.ts";
@@ -16,11 +18,11 @@ import { SimdSearch } from "../../search/simd.ts";
 import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
 import type { ByteLiteral } from "../../search/bytes.ts";
 import { Buffer } from "node:buffer";
-import { runUnit, workerWalkIO } from "./unit.ts";
+import { openVerified, runUnit, workerWalkIO } from "./unit.ts";
 import type { ListSync, UnitJob } from "./unit.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
 /**
  * Files are read in chunks of this size into one small buffer. Kept below
  * glibc's mmap threshold (128 KiB), the buffer sits on the heap, and reading
@@ -106,13 +108,15 @@ function readWhole(fd: number, size: number, maxBytes: number): Uint8Array | nul
   }
 }
 
-function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): ScanResult {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_FLAGS);
-  } catch {
-    return UNREADABLE;
-  }
+function scanOne(
+  routes: Routes,
+  path: string,
+  matcher: LineMatcher,
+  request: ScanRequest,
+): ScanResult {
+  // Verified where it is opened: a file another object or a link took the place of is not read.
+  const fd = openVerified(routes, path, READ_FLAGS)?.fd;
+  if (fd === undefined) return UNREADABLE;
   try {
     // Most files are smaller than a chunk: one read, no fstat, scanned where they lie. The
     // binary test and the literal come first, on the bytes in place; only a file holding the
@@ -146,12 +150,16 @@ function scanOne(path: string, matcher: LineMatcher, request: ScanRequest): Scan
 
 /** Answers the jobs posted to this worker, listing directories with `list`. */
 export function serveSearches(list: ListSync): void {
-  const io = workerWalkIO(list);
+  // Every job of a worker's process names the same routes: the first job's are kept.
+  let routes: Routes | null = null;
+  let io: WalkSyncIO<string> | null = null;
   parentPort?.on("message", (job: UnitJob) => {
+    routes ??= new Routes(job.spec.routes);
+    io ??= workerWalkIO(list, routes);
     runUnit(
       job,
       io,
-      (path, request) => scanOne(path, matcherFor(request), request),
+      (path, request) => scanOne(routes!, path, matcherFor(request), request),
       (answer) => parentPort!.postMessage(answer),
     );
   });

@@ -9,11 +9,15 @@ import { ToolError } from "../../errors.ts";
 import type { CheckedPath } from "../../path/mod.ts";
 import { decodeTextFile, MAX_TEXT_BYTES } from "./text.ts";
 
-/** Reads a file that is about to be replaced: it must be UTF-8 text within 1 MiB, so it can be undone. */
+/**
+ * Reads a file that is about to be replaced: it must be UTF-8 text within
+ * 1 MiB, so it can be undone. Returns its text and the exact bytes read, the
+ * version the replacement's compare-and-swap expects.
+ */
 export async function readReplaceableText(
   session: ToolSessionContext,
   path: CheckedPath,
-): Promise<string> {
+): Promise<{ text: string; bytes: Uint8Array }> {
   const bytes = await session.filesystem.readFile(path, { maxBytes: MAX_TEXT_BYTES }).catch(
     (error) => {
       if (error instanceof ToolError && error.code === "too_large") {
@@ -25,7 +29,7 @@ export async function readReplaceableText(
       throw error;
     },
   );
-  return decodeTextFile(bytes, path.display);
+  return { text: decodeTextFile(bytes, path.display), bytes };
 }
 
 /**

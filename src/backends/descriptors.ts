@@ -1,0 +1,114 @@
+/**
+ * Where this process reaches its own open descriptors by path, and the one
+ * check every real file operation rests on: that the object a descriptor
+ * holds is the one at the checked path.
+ *
+ * The runtimes have no `openat`, `mkdirat`, `renameat` or `linkat`. On Linux
+ * a path of the form `/proc/self/fd/N/name` stands in for them: the kernel
+ * resolves `N` to exactly the directory that descriptor holds (not to a path
+ * that might have been swapped since) and looks `name` up inside it. And
+ * `readlink("/proc/self/fd/N")` is the kernel's own answer to where the
+ * object of `N` is now. So a backend opens a file or directory by its
+ * checked real path (never following a final link), asks where what it
+ * opened is, and refuses on any other answer before it reads a byte or
+ * writes one; directory descriptors so verified then carry every create,
+ * rename, link, unlink and listing inside them.
+ *
+ * Deno refuses `/proc/self/fd` paths without `--allow-all`; a host that runs
+ * it under narrow flags may give the backend a symbolic link to
+ * `/proc/self/fd` inside the granted scope instead. Where neither works (no
+ * `/proc`, or Deno without the link), the check is the best effort of
+ * comparing the identity (`dev`, `ino`) of the open object with that of a
+ * no-follow lookup of the path; a second process swapping a directory on the
+ * way between the two can still win that race.
+ *
+ * @module
+ */
+import { fstatSync, lstatSync, readlinkSync } from "node:fs";
+import { lstat, readlink } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import { ToolError } from "../errors.ts";
+
+/** Linux's directory of this process's descriptors by number. */
+export const PROC_SELF_FD = "/proc/self/fd";
+
+/**
+ * How a backend reaches its descriptors by path: a directory that lists them
+ * by number (`/proc/self/fd`, or a link to it), or `null` where there is
+ * none and the checks are best effort.
+ */
+export type DescriptorRoute = string | null;
+
+/** The path that names the object of descriptor `fd`, or `name` inside that directory. */
+export function descriptorPath(route: string, fd: number, name?: string): string {
+  return name === undefined ? `${route}/${fd}` : `${route}/${fd}/${name}`;
+}
+
+/**
+ * The route of a backend: the first of its candidates through which this
+ * runtime can name a descriptor, found with the first descriptor it opens
+ * (Deno's permission guard refuses `/proc/self/fd` under narrow flags, and
+ * what it allows to open is known only then); `null` when none works.
+ */
+export class Routes {
+  readonly #candidates: readonly string[];
+  #route: DescriptorRoute = null;
+  #probed = false;
+
+  /** Routes to try, in order. */
+  constructor(candidates: readonly string[]) {
+    this.#candidates = candidates;
+  }
+
+  /** The route, probed with `fd` (a descriptor just opened) the first time. */
+  of(fd: number): DescriptorRoute {
+    if (this.#probed) return this.#route;
+    this.#probed = true;
+    for (const candidate of this.#candidates) {
+      try {
+        readlinkSync(descriptorPath(candidate, fd));
+        return (this.#route = candidate);
+      } catch {
+        // Not there, or refused: the next one.
+      }
+    }
+    return null;
+  }
+}
+
+/** Whether the object of `fd` is now at `real` (best effort without a route). */
+export function holdsSync(route: DescriptorRoute, fd: number, real: string): boolean {
+  try {
+    if (route !== null) return readlinkSync(descriptorPath(route, fd)) === real;
+    const open = fstatSync(fd);
+    const found = lstatSync(real);
+    return open.dev === found.dev && open.ino === found.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the object of an open file handle is now at `real` (best effort without a route). */
+export async function holds(
+  route: DescriptorRoute,
+  handle: FileHandle,
+  real: string,
+): Promise<boolean> {
+  try {
+    if (route !== null) return await readlink(descriptorPath(route, handle.fd)) === real;
+    const [open, found] = await Promise.all([handle.stat(), lstat(real)]);
+    return open.dev === found.dev && open.ino === found.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** The refusal when what was opened is not at the checked path any more. */
+export function changedUnderfoot(shown: string): ToolError {
+  return new ToolError(
+    "path_outside_root",
+    `${shown} changed while it was being opened (a link or another object took its place, or ` +
+      `a directory on its way was moved); nothing was read or written through it. Check the ` +
+      `path and try again.`,
+  );
+}
