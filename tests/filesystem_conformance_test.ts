@@ -111,6 +111,116 @@ for (const fixture of fixtures) {
     }
   });
 
+  test(`backend ${fixture.name}: a write, a removal and undo commit only over the version read (compare-and-swap)`, async () => {
+    const ws = await workspace(fixture, { "a.txt": "one\n", "b.txt": "bee\n" });
+    const bytes = (text: string) => new TextEncoder().encode(text);
+    try {
+      const a = await ws.session.resolvePath("a.txt", "write", "must_exist");
+      await assert.rejects(
+        ws.filesystem.writeFileAtomic(a, bytes("two\n"), { replaces: bytes("other\n") }),
+        { code: "stale_edit" },
+      );
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.root}/a.txt`), "one\n");
+      await assert.rejects(
+        ws.filesystem.writeFileAtomic(a, bytes("two\n"), { replaces: null }),
+        { code: "stale_edit" },
+      );
+      await ws.filesystem.writeFileAtomic(a, bytes("two\n"), { replaces: bytes("one\n") });
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.root}/a.txt`), "two\n");
+      const b = await ws.session.resolvePath("b.txt", "write", "must_exist");
+      await assert.rejects(ws.filesystem.remove(b, { replaces: bytes("bee?\n") }), {
+        code: "stale_edit",
+      });
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.root}/b.txt`), "bee\n");
+      await ws.filesystem.remove(b, { replaces: bytes("bee\n") });
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.root}/b.txt`), null);
+      const c = await ws.session.resolvePath("c.txt", "write", "may_create");
+      await assert.rejects(
+        ws.filesystem.writeFileAtomic(c, bytes("see\n"), { replaces: bytes("") }),
+        { code: "stale_edit" },
+      );
+      await ws.filesystem.writeFileAtomic(c, bytes("see\n"), { replaces: null });
+      await assert.rejects(
+        ws.filesystem.writeFileAtomic(c, bytes("sea\n"), { replaces: null }),
+        { code: "stale_edit" },
+      );
+      assert.equal(await fixture.readText(ws.filesystem, `${ws.root}/c.txt`), "see\n");
+      // A file changed behind the edit tool's back is kept: the edit is stale.
+      const root = await ws.session.resolvePath(".", "read", "must_exist");
+      const names = (await ws.filesystem.readDir(root)).map((e) => e.name).sort();
+      assert.deepEqual(names, ["a.txt", "c.txt"], "no temporary or moved-aside file is left");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(
+    `backend ${fixture.name}: a path swapped for a link after its check is refused, and nothing outside is read or written`,
+    {
+      skip: isMemory && "the in-memory backend has no other process",
+    },
+    async () => {
+      const ws = await workspace(fixture, {
+        "d/f.txt": "inside\n",
+        "d/sub/g.txt": "inside g\n",
+        "t.txt": "top\n",
+      });
+      const outsideTree = () =>
+        sh('cd "$1" && find . -printf "%p %y %s %T@\\n" | sort && cat f.txt sub/g.txt', ws.outside);
+      try {
+        await sh(
+          'mkdir "$1/sub" && echo OUTSIDE > "$1/f.txt" && echo OUTSIDE > "$1/sub/g.txt"',
+          ws.outside,
+        );
+        const checked = {
+          file: await ws.session.resolvePath("d/f.txt", "read", "must_exist"),
+          directory: await ws.session.resolvePath("d", "read", "must_exist"),
+          sub: await ws.session.resolvePath("d/sub", "read", "must_exist"),
+          created: await ws.session.resolvePath("d/new.txt", "write", "may_create"),
+          replaced: await ws.session.resolvePath("d/f.txt", "write", "must_exist"),
+          made: await ws.session.resolvePath("d/made", "write", "may_create"),
+          top: await ws.session.resolvePath("t.txt", "write", "must_exist"),
+        };
+        const before = await outsideTree();
+        // Another process swaps the directory for a link to outside, and the file for one too.
+        await sh(
+          'mv "$1/d" "$1/d.moved" && ln -s "$2" "$1/d" && mv "$1/t.txt" "$1/t.moved" && ' +
+            'ln -s "$2/f.txt" "$1/t.txt"',
+          ws.root,
+          ws.outside,
+        );
+        const fs = ws.filesystem;
+        const data = new TextEncoder().encode("written\n");
+        const attempts: [string, Promise<unknown>][] = [
+          ["readFile", fs.readFile(checked.file, { maxBytes: 100 })],
+          ["readChunks", Array.fromAsync(fs.readChunks(checked.file))],
+          ["readDir", fs.readDir(checked.directory)],
+          ["readDir sub", fs.readDir(checked.sub)],
+          ["stat", fs.stat(checked.file)],
+          ["create", fs.writeFileAtomic(checked.created, data, { replaces: null })],
+          ["replace", fs.writeFileAtomic(checked.replaced, data)],
+          ["mkdir", fs.mkdir(checked.made)],
+          ["remove", fs.remove(checked.replaced)],
+          ["read top", fs.readFile(checked.top, { maxBytes: 100 })],
+          ["replace top", fs.writeFileAtomic(checked.top, data)],
+        ];
+        for (const [what, attempt] of attempts) {
+          const outcome = await attempt.then((value) => ({ value }), (error) => ({ error }));
+          assert.ok(
+            "error" in outcome,
+            `${what} went through the link: ${JSON.stringify(outcome)}`,
+          );
+          assert.doesNotMatch(String((outcome.error as Error).message), /OUTSIDE/);
+        }
+        assert.equal(await outsideTree(), before, "nothing outside was created or changed");
+        const searched = await ws.call("grep", { pattern: "OUTSIDE|inside" });
+        assert.doesNotMatch(JSON.stringify(searched), /OUTSIDE/);
+      } finally {
+        await ws.cleanup();
+      }
+    },
+  );
+
   test(`backend ${fixture.name}: a session refuses a working directory that is not a directory`, async () => {
     const made = await fixture.make({ "file.txt": "x" });
     try {

@@ -19,13 +19,14 @@
  * `/proc/self/fd` inside the granted scope instead. Where neither works (no
  * `/proc`, or Deno without the link), the check is the best effort of
  * comparing the identity (`dev`, `ino`) of the open object with that of a
- * no-follow lookup of the path; a second process swapping a directory on the
- * way between the two can still win that race.
+ * no-follow lookup of the path, and the path with its canonical form; a
+ * second process swapping a directory on the way back and forth between
+ * those lookups can still win that race.
  *
  * @module
  */
-import { fstatSync, lstatSync, readlinkSync } from "node:fs";
-import { lstat, readlink } from "node:fs/promises";
+import { fstatSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { lstat, readlink, realpath } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { ToolError } from "../errors.ts";
 
@@ -82,7 +83,7 @@ export function holdsSync(route: DescriptorRoute, fd: number, real: string): boo
     if (route !== null) return readlinkSync(descriptorPath(route, fd)) === real;
     const open = fstatSync(fd);
     const found = lstatSync(real);
-    return open.dev === found.dev && open.ino === found.ino;
+    return open.dev === found.dev && open.ino === found.ino && realpathSync(real) === real;
   } catch {
     return false;
   }
@@ -96,8 +97,12 @@ export async function holds(
 ): Promise<boolean> {
   try {
     if (route !== null) return await readlink(descriptorPath(route, handle.fd)) === real;
-    const [open, found] = await Promise.all([handle.stat(), lstat(real)]);
-    return open.dev === found.dev && open.ino === found.ino;
+    const [open, found, canonical] = await Promise.all([
+      handle.stat(),
+      lstat(real),
+      realpath(real),
+    ]);
+    return open.dev === found.dev && open.ino === found.ino && canonical === real;
   } catch {
     return false;
   }

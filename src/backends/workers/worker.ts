@@ -150,16 +150,19 @@ function scanOne(
 
 /** Answers the jobs posted to this worker, listing directories with `list`. */
 export function serveSearches(list: ListSync): void {
-  // Every job of a worker's process names the same routes: the first job's are kept.
-  let routes: Routes | null = null;
-  let io: WalkSyncIO<string> | null = null;
+  // The pool serves every backend of the process: each job names its backend's routes.
+  let last: { key: string; routes: Routes; io: WalkSyncIO<string> } | null = null;
   parentPort?.on("message", (job: UnitJob) => {
-    routes ??= new Routes(job.spec.routes);
-    io ??= workerWalkIO(list, routes);
+    const key = job.spec.routes.join("\0");
+    if (last?.key !== key) {
+      const routes = new Routes(job.spec.routes);
+      last = { key, routes, io: workerWalkIO(list, routes) };
+    }
+    const { routes, io } = last;
     runUnit(
       job,
       io,
-      (path, request) => scanOne(routes!, path, matcherFor(request), request),
+      (path, request) => scanOne(routes, path, matcherFor(request), request),
       (answer) => parentPort!.postMessage(answer),
     );
   });
