@@ -233,36 +233,96 @@ class UnitWalk {
 /** A directory's entries, in any order; throws the runtime's error. */
 export type ListSync = (real: string) => WalkDirEntry[];
 
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+/** Opening a file to read: never through a final link, never blocking on a FIFO. */
+export const READ_FLAGS: number = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) |
+  (constants.O_NOFOLLOW ?? 0);
 const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) |
   (constants.O_NOFOLLOW ?? 0);
+/** Verified directory descriptors a worker keeps open at once. */
+const KEPT_DIRECTORIES = 32;
 
 /**
- * The descriptor of `real` opened for `flags` (never through a final link)
- * and verified to be at `real` (see `descriptors.ts`), or `null` when it
- * cannot be opened or something else is there now.
+ * A worker's verified directories (see `descriptors.ts`): each opened by its
+ * real path and verified to be there once, then kept open (the last few), so
+ * that the files of a directory are opened inside exactly it
+ * (`/proc/self/fd/N/name`) with no check of their own. Walking the Linux
+ * tree, verifying each file where it was opened instead cost a fifth more
+ * time. Without a route, each file is verified where it is opened (best
+ * effort). {@link release} closes them all, at the end of each unit.
  */
-export function openVerified(
-  routes: Routes,
-  real: string,
-  flags: number,
-): { fd: number; route: DescriptorRoute } | null {
-  let fd: number;
-  try {
-    fd = openSync(real, flags);
-  } catch {
-    return null;
+export class VerifiedDirectories {
+  readonly #routes: Routes;
+  // In the order used, the most recent last.
+  readonly #open = new Map<string, number>();
+
+  /** Directories reached through `routes`. */
+  constructor(routes: Routes) {
+    this.#routes = routes;
   }
-  const route = routes.of(fd);
-  if (holdsSync(route, fd, real)) return { fd, route };
-  closeSync(fd);
-  return null;
+
+  /** The verified descriptor of directory `real`, or `null` when something else is there. */
+  directory(real: string): { fd: number; route: DescriptorRoute } | null {
+    const kept = this.#open.get(real);
+    if (kept !== undefined) {
+      this.#open.delete(real);
+      this.#open.set(real, kept);
+      return { fd: kept, route: this.#routes.of(kept) };
+    }
+    const fd = openSync(real, DIRECTORY_FLAGS);
+    const route = this.#routes.of(fd);
+    if (!holdsSync(route, fd, real)) {
+      closeSync(fd);
+      return null;
+    }
+    this.#open.set(real, fd);
+    if (this.#open.size > KEPT_DIRECTORIES) {
+      const [oldest, descriptor] = this.#open.entries().next().value!;
+      this.#open.delete(oldest);
+      closeSync(descriptor);
+    }
+    return { fd, route };
+  }
+
+  /**
+   * The descriptor of file `real` opened for `flags` inside its verified
+   * directory, or `null` when it cannot be opened or is not where it was.
+   */
+  openFile(real: string, flags: number): number | null {
+    const slash = real.lastIndexOf("/");
+    const parent = slash === 0 ? "/" : real.slice(0, slash);
+    try {
+      const directory = this.directory(parent);
+      if (directory === null) return null;
+      if (directory.route !== null) {
+        return openSync(
+          descriptorPath(directory.route, directory.fd, real.slice(slash + 1)),
+          flags,
+        );
+      }
+      const fd = openSync(real, flags);
+      if (holdsSync(null, fd, real)) return fd;
+      closeSync(fd);
+      return null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Closes every kept directory. */
+  release(): void {
+    for (const fd of this.#open.values()) closeSync(fd);
+    this.#open.clear();
+  }
 }
 
-/** A small regular file's text (an ignore file), verified where it is opened. */
-function readSmallText(routes: Routes, path: string, maxBytes: number): string | null {
-  const fd = openVerified(routes, path, READ_FLAGS)?.fd;
-  if (fd === undefined) return null;
+/** A small regular file's text (an ignore file), opened inside its verified directory. */
+function readSmallText(
+  directories: VerifiedDirectories,
+  path: string,
+  maxBytes: number,
+): string | null {
+  const fd = directories.openFile(path, READ_FLAGS);
+  if (fd === null) return null;
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.size > maxBytes) return null;
@@ -283,35 +343,31 @@ function readSmallText(routes: Routes, path: string, maxBytes: number): string |
 
 /**
  * The walk's view of the file system in a worker: real paths, a runtime's
- * own listing, and every directory and file verified where it is opened: one
- * that another object (a link) took the place of is passed over.
+ * own listing, and every directory verified where it is opened (one that
+ * another object, a link, took the place of is passed over); files are
+ * opened inside their verified directories.
  */
-export function workerWalkIO(list: ListSync, routes: Routes): WalkSyncIO<string> {
+export function workerWalkIO(
+  list: ListSync,
+  directories: VerifiedDirectories,
+): WalkSyncIO<string> {
   return {
     readDir(real) {
-      let fd: number;
       try {
-        fd = openSync(real, DIRECTORY_FLAGS);
+        const directory = directories.directory(real);
+        if (directory === null) return null;
+        const { fd, route } = directory;
+        return list(route === null ? real : descriptorPath(route, fd));
       } catch (error) {
         const code = codeOfRuntimeError(error);
         if (isPassedOver(code) || code === "invalid_path") return null;
         throw error;
       }
-      try {
-        const route = routes.of(fd);
-        if (!holdsSync(route, fd, real)) return null;
-        return list(route === null ? real : descriptorPath(route, fd));
-      } catch (error) {
-        if (isPassedOver(codeOfRuntimeError(error))) return null;
-        throw error;
-      } finally {
-        closeSync(fd);
-      }
     },
     // Plain concatenation: the directory is real and the name one segment.
     child: (real, name, kind) =>
       isPlainChild(name, kind) ? (real === "/" ? `/${name}` : `${real}/${name}`) : null,
-    readText: (path, maxBytes) => readSmallText(routes, path, maxBytes),
+    readText: (path, maxBytes) => readSmallText(directories, path, maxBytes),
   };
 }
 

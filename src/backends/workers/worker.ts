@@ -8,7 +8,7 @@
  * @module
  */
 import { parentPort } from "node:worker_threads";
-import { closeSync, constants, fstatSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { Routes } from "../descriptors.ts";
 import type { WalkSyncIO } from "../../search/walk.ts";
 import { compileMatcher } from "../../search/matcher.ts";
@@ -18,11 +18,10 @@ import { SimdSearch } from "../../search/simd.ts";
 import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
 import type { ByteLiteral } from "../../search/bytes.ts";
 import { Buffer } from "node:buffer";
-import { openVerified, runUnit, workerWalkIO } from "./unit.ts";
+import { READ_FLAGS, runUnit, VerifiedDirectories, workerWalkIO } from "./unit.ts";
 import type { ListSync, UnitJob } from "./unit.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
 /**
  * Files are read in chunks of this size into one small buffer. Kept below
  * glibc's mmap threshold (128 KiB), the buffer sits on the heap, and reading
@@ -109,14 +108,15 @@ function readWhole(fd: number, size: number, maxBytes: number): Uint8Array | nul
 }
 
 function scanOne(
-  routes: Routes,
+  directories: VerifiedDirectories,
   path: string,
   matcher: LineMatcher,
   request: ScanRequest,
 ): ScanResult {
-  // Verified where it is opened: a file another object or a link took the place of is not read.
-  const fd = openVerified(routes, path, READ_FLAGS)?.fd;
-  if (fd === undefined) return UNREADABLE;
+  // Opened inside its verified directory: a link put in its place, or in a directory's, is not
+  // followed.
+  const fd = directories.openFile(path, READ_FLAGS);
+  if (fd === null) return UNREADABLE;
   try {
     // Most files are smaller than a chunk: one read, no fstat, scanned where they lie. The
     // binary test and the literal come first, on the bytes in place; only a file holding the
@@ -151,19 +151,24 @@ function scanOne(
 /** Answers the jobs posted to this worker, listing directories with `list`. */
 export function serveSearches(list: ListSync): void {
   // The pool serves every backend of the process: each job names its backend's routes.
-  let last: { key: string; routes: Routes; io: WalkSyncIO<string> } | null = null;
+  let last: { key: string; directories: VerifiedDirectories; io: WalkSyncIO<string> } | null = null;
   parentPort?.on("message", (job: UnitJob) => {
     const key = job.spec.routes.join("\0");
     if (last?.key !== key) {
-      const routes = new Routes(job.spec.routes);
-      last = { key, routes, io: workerWalkIO(list, routes) };
+      const directories = new VerifiedDirectories(new Routes(job.spec.routes));
+      last = { key, directories, io: workerWalkIO(list, directories) };
     }
-    const { routes, io } = last;
-    runUnit(
-      job,
-      io,
-      (path, request) => scanOne(routes, path, matcherFor(request), request),
-      (answer) => parentPort!.postMessage(answer),
-    );
+    const { directories, io } = last;
+    try {
+      runUnit(
+        job,
+        io,
+        (path, request) => scanOne(directories, path, matcherFor(request), request),
+        (answer) => parentPort!.postMessage(answer),
+      );
+    } finally {
+      // A directory kept open past its unit could be one moved since; the next unit verifies anew.
+      directories.release();
+    }
   });
 }
