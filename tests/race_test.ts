@@ -65,6 +65,8 @@ function startPython(script: string, ...args: string[]): Helper {
       });
     },
   );
+  // The process may be gone when its stdin is closed.
+  child.stdin!.on("error", () => {});
   return { ready, done, stop: () => child.stdin!.end() };
 }
 
@@ -260,6 +262,24 @@ for (const fixture of fixtures) {
       await fs.mkdir(swap);
       await sh('ln -s "$1" "$2"', mirror, join(swap, "d"));
       await sh('ln -s "$1" "$2"', join(ws.outside, "t.txt"), join(swap, "t.txt"));
+      // A write to t.txt may rename its file over the link while the link is in place; that
+      // changes nothing outside, but ends the file's swaps. A second name of the link shows
+      // when that happened (one link left), and the link is then put back.
+      const hold = join(top, "hold");
+      await fs.mkdir(hold);
+      await sh('ln -P "$1" "$2"', join(swap, "t.txt"), join(hold, "t.txt"));
+      let relinks = 0;
+      const keepFileLink = async () => {
+        if ((await fs.lstat(join(hold, "t.txt"))).nlink > 1) return;
+        relinks++;
+        await sh(
+          'rm "$2/t.txt" && ln -s "$1" "$2/t.txt" && ln -P "$2/t.txt" "$3/.t.txt.new" && ' +
+            'mv -T "$3/.t.txt.new" "$3/t.txt"',
+          join(ws.outside, "t.txt"),
+          hold,
+          swap,
+        );
+      };
       const outsideBefore = await treeState(ws.outside);
       const topBefore = await namesIn(top);
 
@@ -321,6 +341,7 @@ for (const fixture of fixtures) {
           }
           seen("undo", report.outcomes);
         }
+        await keepFileLink();
         const outsideNow = await treeState(ws.outside);
         if (outsideNow.join("\n") !== outsideLast.join("\n")) {
           outsideChanges++;
@@ -340,7 +361,8 @@ for (const fixture of fixtures) {
       console.log(
         `路径安全 (${name}) swap race: ${attempts} attempts, ${succeeded} succeeded, ` +
           `${attempts - succeeded} refused ${JSON.stringify(refusals)}; ` +
-          `${directorySwaps.swaps} directory swaps, ${fileSwaps.swaps} file swaps; ` +
+          `${directorySwaps.swaps} directory swaps, ${fileSwaps.swaps} file swaps ` +
+          `(link put back ${relinks} times); ` +
           `escapes: ${leaks} results holding outside bytes, ${outsideChanges} changes outside`,
       );
       // The test means something only if the exchanges happened and the tools ran meanwhile.
