@@ -140,15 +140,25 @@ threading.Thread(target=watch_stdin, daemon=True).start()
 counts = {"versions": 0, "checks": 0, "edited": 0, "lost": 0, "unrecognized": 0, "transient": 0,
           "missing": 0}
 examples = []
-def read():
+class Vanished(Exception):
+    pass
+def retrying(operation):
+    # A backend may take the file away for an instant while it commits; gone for 2 s is gone.
+    since = None
     while True:
         try:
-            with open(target, "rb") as f:
-                return f.read().decode("utf-8", "replace")
+            return operation()
         except FileNotFoundError:
             counts["missing"] += 1
-            if counts["missing"] > 100000:
-                raise
+            since = since or time.monotonic()
+            if time.monotonic() - since > 2:
+                raise Vanished()
+            time.sleep(0.0001)
+def read():
+    def once():
+        with open(target, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    return retrying(once)
 def verdict(text, n):
     match = shape.match(text)
     if match and match.group(1) == match.group(2) == str(n):
@@ -180,12 +190,7 @@ def write(n):
             f.write(data)
         os.rename(temporary, target)
         return
-    while True:
-        try:
-            fd = os.open(target, os.O_WRONLY | os.O_TRUNC)
-            break
-        except FileNotFoundError:
-            counts["missing"] += 1
+    fd = retrying(lambda: os.open(target, os.O_WRONLY | os.O_TRUNC))
     try:
         os.write(fd, data)
     finally:
@@ -193,14 +198,18 @@ def write(n):
 print("ready", flush=True)
 end = time.monotonic() + seconds
 n = 0
-while time.monotonic() < end and not stopping.is_set():
-    check(n)
-    n += 1
-    write(n)
-    counts["versions"] = n
-    # Bursts with short pauses between them, so that some edits fit between two versions.
-    if random.random() < 0.05:
-        time.sleep(random.uniform(0, 0.005))
+try:
+    while time.monotonic() < end and not stopping.is_set():
+        check(n)
+        n += 1
+        write(n)
+        counts["versions"] = n
+        # Bursts with short pauses between them, so that some edits fit between two versions.
+        if random.random() < 0.05:
+            time.sleep(random.uniform(0, 0.005))
+except Vanished:
+    counts["unrecognized"] += 1
+    examples.append({"expected": n, "found": "(no file for 2 s)"})
 counts["last"] = n
 print(json.dumps({"counts": counts, "examples": examples}), flush=True)
 os._exit(0)
