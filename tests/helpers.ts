@@ -129,12 +129,27 @@ function importDenoEntry<T>(): Promise<T> {
   return import(specifier) as Promise<T>;
 }
 
-/** The backends every conformance test runs against: Deno (under Deno), Node, memory. */
-export async function backendFixtures(): Promise<BackendFixture[]> {
+/** What the tests give the Deno file system when they build it. */
+export interface DenoFileSystemOptions {
+  /** A symbolic link to /proc/self/fd inside the granted scope, for a backend under narrow flags. */
+  readonly descriptorLink?: string;
+}
+
+/**
+ * The backends every conformance test runs against: Deno (under Deno, built
+ * with `options.deno`), Node, memory.
+ */
+export async function backendFixtures(
+  options: { deno?: DenoFileSystemOptions } = {},
+): Promise<BackendFixture[]> {
   const fixtures: BackendFixture[] = [];
   if (underDeno) {
-    const deno = await importDenoEntry<{ createDenoFileSystem(): AsyncFileSystem }>();
-    fixtures.push(diskFixture("deno", () => Promise.resolve(deno.createDenoFileSystem())));
+    const deno = await importDenoEntry<
+      { createDenoFileSystem(options?: DenoFileSystemOptions): AsyncFileSystem }
+    >();
+    fixtures.push(
+      diskFixture("deno", () => Promise.resolve(deno.createDenoFileSystem(options.deno))),
+    );
   }
   fixtures.push(diskFixture("node", () => Promise.resolve(createNodeFileSystem())));
   fixtures.push({
