@@ -13,7 +13,7 @@
  * @module
  */
 export { createDenoFileSystem } from "./src/backends/deno/filesystem.ts";
-export type { DenoFileSystemOptions } from "./src/backends/deno/filesystem.ts";
+export type { DiskFileSystemOptions } from "./src/backends/real_filesystem.ts";
 export { createDenoProcessBackend } from "./src/backends/deno/process.ts";
 export { denoPermissionFlags } from "./src/backends/deno/flags.ts";
 export type { DenoFlagOptions } from "./src/backends/deno/flags.ts";

@@ -17,4 +17,5 @@
  * @module
  */
 export { createNodeFileSystem } from "./src/backends/node/filesystem.ts";
+export type { DiskFileSystemOptions } from "./src/backends/real_filesystem.ts";
 export { createNodeProcessBackend } from "./src/backends/node/process.ts";

@@ -16,7 +16,11 @@ import {
   type ToolResult,
   type ToolSessionContext,
 } from "../mod.ts";
-import { createNodeFileSystem, createNodeProcessBackend } from "../node.ts";
+import {
+  createNodeFileSystem,
+  createNodeProcessBackend,
+  type DiskFileSystemOptions,
+} from "../node.ts";
 import { isDeno } from "../src/runtime/checks.ts";
 import * as fs from "node:fs/promises";
 import { execFile } from "node:child_process";
@@ -129,29 +133,24 @@ function importDenoEntry<T>(): Promise<T> {
   return import(specifier) as Promise<T>;
 }
 
-/** What the tests give the Deno file system when they build it. */
-export interface DenoFileSystemOptions {
-  /** A symbolic link to /proc/self/fd inside the granted scope, for a backend under narrow flags. */
-  readonly descriptorLink?: string;
-}
-
 /**
- * The backends every conformance test runs against: Deno (under Deno, built
- * with `options.deno`), Node, memory.
+ * The backends every conformance test runs against: Deno (under Deno), Node,
+ * memory; the disk ones built with `options` (a descriptor link lets them
+ * name their descriptors under Deno's flags, which refuse /proc/self/fd).
  */
 export async function backendFixtures(
-  options: { deno?: DenoFileSystemOptions } = {},
+  options: DiskFileSystemOptions = {},
 ): Promise<BackendFixture[]> {
   const fixtures: BackendFixture[] = [];
   if (underDeno) {
     const deno = await importDenoEntry<
-      { createDenoFileSystem(options?: DenoFileSystemOptions): AsyncFileSystem }
+      { createDenoFileSystem(options?: DiskFileSystemOptions): AsyncFileSystem }
     >();
     fixtures.push(
-      diskFixture("deno", () => Promise.resolve(deno.createDenoFileSystem(options.deno))),
+      diskFixture("deno", () => Promise.resolve(deno.createDenoFileSystem(options))),
     );
   }
-  fixtures.push(diskFixture("node", () => Promise.resolve(createNodeFileSystem())));
+  fixtures.push(diskFixture("node", () => Promise.resolve(createNodeFileSystem(options))));
   fixtures.push({
     name: "memory",
     make(layout) {

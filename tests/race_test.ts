@@ -23,7 +23,7 @@ await sh('ln -s /proc/self/fd "$1"', descriptorLink);
 after(() => links.cleanup());
 
 /** The real disk backends only: the in-memory one has no other process to race with. */
-const fixtures = (await backendFixtures({ deno: { descriptorLink } })).filter(
+const fixtures = (await backendFixtures({ descriptorLink })).filter(
   (fixture) => fixture.name !== "memory",
 );
 

@@ -77,10 +77,18 @@ export class Routes {
   }
 }
 
+/**
+ * Whether the kernel's name for an open object says it is at `real`, or was
+ * there until it was unlinked (replaced by another version) after the open.
+ */
+function names(link: string, real: string): boolean {
+  return link === real || link === `${real} (deleted)`;
+}
+
 /** Whether the object of `fd` is now at `real` (best effort without a route). */
 export function holdsSync(route: DescriptorRoute, fd: number, real: string): boolean {
   try {
-    if (route !== null) return readlinkSync(descriptorPath(route, fd)) === real;
+    if (route !== null) return names(readlinkSync(descriptorPath(route, fd)), real);
     const open = fstatSync(fd);
     const found = lstatSync(real);
     return open.dev === found.dev && open.ino === found.ino && realpathSync(real) === real;
@@ -96,7 +104,7 @@ export async function holds(
   real: string,
 ): Promise<boolean> {
   try {
-    if (route !== null) return await readlink(descriptorPath(route, handle.fd)) === real;
+    if (route !== null) return names(await readlink(descriptorPath(route, handle.fd)), real);
     const [open, found, canonical] = await Promise.all([
       handle.stat(),
       lstat(real),

@@ -36,8 +36,29 @@ import type {
 import { type CheckedPath, rootOfCheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
 import { ToolError } from "../errors.ts";
 import { codeOfRuntimeError, toToolError } from "./errors.ts";
-import { changedUnderfoot, descriptorPath, holds, Routes } from "./descriptors.ts";
+import { changedUnderfoot, descriptorPath, holds, PROC_SELF_FD, Routes } from "./descriptors.ts";
 import type { DescriptorRoute } from "./descriptors.ts";
+
+/** Options of the real (disk) file systems, `createNodeFileSystem` and `createDenoFileSystem`. */
+export interface DiskFileSystemOptions {
+  /**
+   * A symbolic link to `/proc/self/fd`, for a backend whose runtime refuses
+   * `/proc/self/fd` paths themselves: Deno does without `--allow-all`. It
+   * must lie inside the scope Deno's flags grant for reading and writing (see
+   * `denoPermissionFlags`), where no other program writes; the host makes it
+   * (Deno makes links only with unscoped flags). Without a way to name its
+   * descriptors, the backend's checks against a concurrent swap of a path
+   * are best effort.
+   */
+  readonly descriptorLink?: string;
+}
+
+/** The routes to descriptors a backend tries, in order (see `descriptors.ts`). */
+export function descriptorRoutes(options: DiskFileSystemOptions): string[] {
+  return options.descriptorLink === undefined
+    ? [PROC_SELF_FD]
+    : [options.descriptorLink, PROC_SELF_FD];
+}
 
 /** What a runtime brings to a real backend. */
 export interface RealFileSystemOptions {
@@ -371,6 +392,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
     writeFileAtomic(path, data, write: ReplaceOptions = {}) {
       let committed: "renamed" | "linked" | null = null;
       let temporary: string | null = null;
+      let staging: string | null = null;
       return inParent(path, "write", async (directory, name) => {
         try {
           const existing = await entryAt(directory, name);
@@ -381,7 +403,13 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           if (write.replaces === null && existing !== null) throw stale(path.display);
           if (write.replaces instanceof Uint8Array && existing === null) throw stale(path.display);
           const mode = existing === null ? 0o666 : existing.mode & 0o7777;
-          temporary = siblingName(name, "tmp");
+          // The new file is made in a fresh directory of a name no other program knows. Deno's
+          // open (under narrow flags) turns a descriptor path back into a plain path and opens
+          // that; a plain path that wandered through a link swapped in meanwhile finds no such
+          // directory there, so the file is made in this verified directory or nowhere.
+          staging = siblingName(name, "new");
+          await fs.mkdir(directory.at(staging), 0o700);
+          temporary = `${staging}/${name}`;
           const file = await fs.open(directory.at(temporary), CREATE_FLAGS, mode);
           try {
             await file.writeFile(data);
@@ -407,6 +435,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           }
         } finally {
           if (temporary !== null) await fs.unlink(directory.at(temporary)).catch(() => {});
+          if (staging !== null) await fs.rmdir(directory.at(staging)).catch(() => {});
         }
       }, async (directory, name) => {
         // The directory was moved away while the file went in: a file made there is taken out.

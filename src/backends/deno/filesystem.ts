@@ -6,24 +6,11 @@
  * @module
  */
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
-import { realFileSystem } from "../real_filesystem.ts";
+import { descriptorRoutes, realFileSystem } from "../real_filesystem.ts";
+import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { hostGitExcludes } from "../host_text.ts";
-import { PROC_SELF_FD } from "../descriptors.ts";
 import { kindOf } from "./entry_kind.ts";
-
-/** Options of {@link createDenoFileSystem}. */
-export interface DenoFileSystemOptions {
-  /**
-   * A symbolic link to `/proc/self/fd` inside the scope Deno's flags grant
-   * for reading and writing (see `denoPermissionFlags`). Deno refuses
-   * `/proc/self/fd` paths themselves without `--allow-all`, and without a
-   * way to name its descriptors the backend's checks against a concurrent
-   * swap of a path are best effort. The link must be made by the host (Deno
-   * makes links only with unscoped flags) where no other program writes.
-   */
-  readonly descriptorLink?: string;
-}
 
 /**
  * Makes the Deno file-system backend.
@@ -34,10 +21,8 @@ export interface DenoFileSystemOptions {
  * const filesystem = createDenoFileSystem();
  * ```
  */
-export function createDenoFileSystem(options: DenoFileSystemOptions = {}): AsyncFileSystem {
-  const routes = options.descriptorLink === undefined
-    ? [PROC_SELF_FD]
-    : [options.descriptorLink, PROC_SELF_FD];
+export function createDenoFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
+  const routes = descriptorRoutes(options);
   const real = realFileSystem({
     routes,
     async list(path) {

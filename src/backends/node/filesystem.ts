@@ -1,18 +1,18 @@
 /**
  * The Node backend of {@link AsyncFileSystem}: the shared real backend over
- * `node:fs`, reaching its descriptors through `/proc/self/fd` where there is one.
+ * `node:fs`, reaching its descriptors through `/proc/self/fd` where there is
+ * one (or a link to it, for a runtime that refuses that path, as Deno does
+ * under narrow flags).
  *
  * @module
  */
 import { readdir } from "node:fs/promises";
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
-import { kindOf, realFileSystem } from "../real_filesystem.ts";
+import { descriptorRoutes, kindOf, realFileSystem } from "../real_filesystem.ts";
+import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { moduleBeside } from "../../runtime/checks.ts";
 import { hostGitExcludes } from "../host_text.ts";
-import { PROC_SELF_FD } from "../descriptors.ts";
-
-const ROUTES = [PROC_SELF_FD];
 
 /**
  * Makes the Node file-system backend.
@@ -23,9 +23,10 @@ const ROUTES = [PROC_SELF_FD];
  * const filesystem = createNodeFileSystem();
  * ```
  */
-export function createNodeFileSystem(): AsyncFileSystem {
+export function createNodeFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
+  const routes = descriptorRoutes(options);
   const real = realFileSystem({
-    routes: ROUTES,
+    routes,
     list: async (path) =>
       (await readdir(path, { withFileTypes: true })).map((e): DirEntry => ({
         name: e.name,
@@ -34,5 +35,5 @@ export function createNodeFileSystem(): AsyncFileSystem {
   });
   const filesystem = { ...real, readGitExcludes: hostGitExcludes };
   const worker = moduleBeside(import.meta.url, "search_worker");
-  return Object.assign(filesystem, workerSearches(filesystem, worker, ROUTES));
+  return Object.assign(filesystem, workerSearches(filesystem, worker, routes));
 }

@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
+import { isDeno } from "../../runtime/checks.ts";
 import { resultCount } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
@@ -238,6 +239,13 @@ export const READ_FLAGS: number = constants.O_RDONLY | (constants.O_NONBLOCK ?? 
   (constants.O_NOFOLLOW ?? 0);
 const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) |
   (constants.O_NOFOLLOW ?? 0);
+/** Whether this runtime's `open` resolves a path itself before opening it (Deno does). */
+const OPEN_RESOLVES_ITSELF = isDeno;
+
+function sameObject(a: { dev: number; ino: number }, b: { dev: number; ino: number }): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
 /** Verified directory descriptors a worker keeps open at once. */
 const KEPT_DIRECTORIES = 32;
 
@@ -294,10 +302,14 @@ export class VerifiedDirectories {
       const directory = this.directory(parent);
       if (directory === null) return null;
       if (directory.route !== null) {
-        return openSync(
-          descriptorPath(directory.route, directory.fd, real.slice(slash + 1)),
-          flags,
-        );
+        const inside = descriptorPath(directory.route, directory.fd, real.slice(slash + 1));
+        const fd = openSync(inside, flags);
+        // Deno's open turns the descriptor path back into a plain path (to check it against its
+        // flags) and opens that, which a link swapped in meanwhile can redirect; its lstat does
+        // not, so the file opened must be the one the directory holds under that name.
+        if (!OPEN_RESOLVES_ITSELF || sameObject(fstatSync(fd), lstatSync(inside))) return fd;
+        closeSync(fd);
+        return null;
       }
       const fd = openSync(real, flags);
       if (holdsSync(null, fd, real)) return fd;
