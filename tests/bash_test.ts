@@ -332,7 +332,7 @@ for (const { name, create } of await processBackends()) {
         name: "bash",
         input: { command },
         callId: "c",
-        progress: () => new Promise((resolve) => setTimeout(resolve, 1000)),
+        progress: () => new Promise((resolve) => setTimeout(resolve, 5000)),
       });
       const rejecting = await ws.toolset.call({
         name: "bash",
@@ -348,7 +348,7 @@ for (const { name, create } of await processBackends()) {
       }
       assert.ok(seen.length > 0, "progress was offered");
       assert.ok(
-        (slow.data as BashOutput).duration_ms < 1000,
+        (slow.data as BashOutput).duration_ms < 5000,
         "a slow sink does not hold the result",
       );
     } finally {
