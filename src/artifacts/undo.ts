@@ -41,9 +41,13 @@ async function undoOne(
   try {
     const path = await session.resolvePath(change.path, "write", "may_create");
     return await withPathLock(path, async () => {
+      // A file that is gone is a conflict; any other failure to read it is reported as it is.
       const current = path.existed
-        ? await session.filesystem.readFile(path, { maxBytes: MAX_TEXT_BYTES + 1 }).catch(() =>
-          null
+        ? await session.filesystem.readFile(path, { maxBytes: MAX_TEXT_BYTES + 1 }).catch(
+          (error) => {
+            if (error instanceof ToolError && error.code === "not_found") return null;
+            throw error;
+          },
         )
         : null;
       if (current === null || await sha256Hex(current) !== change.sha256After) {
@@ -52,7 +56,7 @@ async function undoOne(
           : `${change.path} changed after this change was made; nothing was overwritten.`;
         return { ...base, status: "conflict" as const, message };
       }
-      // Only over the version just checked: one written since is kept (`stale_edit`, a failure).
+      // Only over the version just checked: one written since is kept (`stale_edit`, a conflict).
       if (change.priorContent === null) {
         await session.filesystem.remove(path, { replaces: current });
       } else {

@@ -124,6 +124,23 @@ async function attempt<T>(what: string, shown: string, operation: () => Promise<
   }
 }
 
+/** A change committed inside a directory: kept by `finish`, or taken back where it can be. */
+interface Made {
+  /** Completes it (drops a moved-aside old version). */
+  finish(): Promise<void>;
+  /** Undoes it, or `null` when it cannot be undone. */
+  readonly takeBack: (() => Promise<void>) | null;
+}
+
+/** The refusal when a directory moved away while a change that cannot be undone went in. */
+function movedWithChange(shown: string): ToolError {
+  return new ToolError(
+    "path_outside_root",
+    `The directory of ${shown} was moved while the change was made; the change may have been ` +
+      `applied there. Check where the directory is now.`,
+  );
+}
+
 function notRegular(shown: string): ToolError {
   return new ToolError("not_a_regular_file", `${shown} is not a regular file; it is not opened.`);
 }
@@ -230,22 +247,31 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
     }
   }
 
-  /** Runs `change` inside the verified parent of `path`; refuses if the parent moved meanwhile. */
-  async function inParent<T>(
+  /**
+   * Runs `change` inside the verified parent of `path`. The change calls
+   * `ready` right before it commits, so a parent moved away meanwhile gets
+   * nothing; a parent moved away during the commit has the change taken back
+   * where it can be. Either way the call is refused.
+   */
+  async function inParent(
     path: CheckedPath,
     what: string,
-    change: (directory: Directory, name: string) => Promise<T>,
-    takeBack: (directory: Directory, name: string) => Promise<void>,
-  ): Promise<T> {
+    change: (directory: Directory, name: string, ready: () => Promise<void>) => Promise<Made>,
+  ): Promise<void> {
     const real = unwrapCheckedPath(path);
     const directory = await openDirectory(dirname(real), path.display, what);
     try {
-      const result = await change(directory, basename(real));
+      const ready = async () => {
+        if (!(await directory.stillThere())) throw changedUnderfoot(path.display);
+      };
+      const made = await change(directory, basename(real), ready);
       if (!(await directory.stillThere())) {
-        await takeBack(directory, basename(real)).catch(() => {});
+        const takenBack = made.takeBack !== null &&
+          await made.takeBack().then(() => true, () => false);
+        if (!takenBack) throw movedWithChange(path.display);
         throw changedUnderfoot(path.display);
       }
-      return result;
+      await made.finish();
     } catch (e) {
       throw toToolError(e, what, path.display);
     } finally {
@@ -264,11 +290,12 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   }
 
   /**
-   * Commits a prepared temporary file over `name` only if `name` holds exactly
-   * `expected`: moves the current file aside, verifies it, links the new one in
-   * (which fails if another file appeared), and verifies the aside file again
-   * (a writer may still have written into it). On any mismatch the other
-   * version is put back and `stale_edit` thrown.
+   * Commits a prepared temporary file (or, without one, a removal) over
+   * `name` only if `name` holds exactly `expected`: moves the current file
+   * aside, verifies it, links the new one in (which fails if another file
+   * appeared), and verifies the aside file again (a writer may still have
+   * written into it). On any mismatch the other version is put back and
+   * `stale_edit` thrown. The aside file goes at `finish`, or back at `takeBack`.
    */
   async function swapIfHolds(
     directory: Directory,
@@ -276,7 +303,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
     temporary: string | null,
     expected: Uint8Array,
     shown: string,
-  ): Promise<void> {
+  ): Promise<Made> {
     const aside = siblingName(name, "old");
     try {
       await fs.rename(directory.at(name), directory.at(aside));
@@ -284,11 +311,20 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       if (isMissing(error)) throw stale(shown);
       throw error;
     }
-    let handle: FileHandle | null = null;
+    const drop = () => fs.unlink(directory.at(aside)).catch(() => {});
     // Puts the moved-aside version back, unless another file took the name meanwhile.
-    const restore = () => fs.link(directory.at(aside), directory.at(name)).catch(() => {});
+    const restore = async () => {
+      await fs.link(directory.at(aside), directory.at(name)).catch(() => {});
+      await drop();
+    };
+    const found = await fs.lstat(directory.at(aside)).catch(() => null);
+    if (found === null || !found.isFile()) {
+      // Another object (a directory) was exchanged into the name: it goes back as it came.
+      await fs.rename(directory.at(aside), directory.at(name)).catch(() => {});
+      throw stale(shown);
+    }
+    const handle = await fs.open(directory.at(aside), READ_FLAGS).catch(() => null);
     try {
-      handle = await fs.open(directory.at(aside), READ_FLAGS).catch(() => null);
       const holdsExpected = async () => {
         if (handle === null) return false;
         const info = await handle.stat();
@@ -299,13 +335,13 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
         await restore();
         throw stale(shown);
       }
-      if (temporary === null) return;
+      if (temporary === null) return { finish: drop, takeBack: restore };
       try {
         await fs.link(directory.at(temporary), directory.at(name));
       } catch (error) {
+        await restore();
         // Another file appeared at the name: it is newer than the version read, and stays.
         if (codeOfRuntimeError(error) === "already_exists") throw stale(shown);
-        await restore();
         throw error;
       }
       if (!(await holdsExpected())) {
@@ -314,10 +350,12 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
         await fs.rename(directory.at(aside), directory.at(name));
         throw stale(shown);
       }
+      return {
+        finish: drop,
+        takeBack: () => fs.rename(directory.at(aside), directory.at(name)),
+      };
     } finally {
       await handle?.close().catch(() => {});
-      // Linked back, superseded, or the removal itself: the aside name goes.
-      await fs.unlink(directory.at(aside)).catch(() => {});
     }
   }
 
@@ -390,10 +428,9 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       }
     },
     writeFileAtomic(path, data, write: ReplaceOptions = {}) {
-      let committed: "renamed" | "linked" | null = null;
-      let temporary: string | null = null;
-      let staging: string | null = null;
-      return inParent(path, "write", async (directory, name) => {
+      return inParent(path, "write", async (directory, name, ready) => {
+        let temporary: string | null = null;
+        let staging: string | null = null;
         try {
           const existing = await entryAt(directory, name);
           if (existing?.isDirectory()) {
@@ -417,41 +454,40 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           } finally {
             await file.close();
           }
+          await ready();
           if (write.replaces === undefined) {
             await fs.rename(directory.at(temporary), directory.at(name));
             temporary = null;
-            committed = "renamed";
-          } else if (write.replaces === null) {
+            return { finish: () => Promise.resolve(), takeBack: null };
+          }
+          if (write.replaces === null) {
             try {
               await fs.link(directory.at(temporary), directory.at(name));
             } catch (error) {
               if (codeOfRuntimeError(error) === "already_exists") throw stale(path.display);
               throw error;
             }
-            committed = "linked";
-          } else {
-            await swapIfHolds(directory, name, temporary, write.replaces, path.display);
-            committed = "linked";
+            return {
+              finish: () => Promise.resolve(),
+              takeBack: () => fs.unlink(directory.at(name)),
+            };
           }
+          return await swapIfHolds(directory, name, temporary, write.replaces, path.display);
         } finally {
           if (temporary !== null) await fs.unlink(directory.at(temporary)).catch(() => {});
           if (staging !== null) await fs.rmdir(directory.at(staging)).catch(() => {});
         }
-      }, async (directory, name) => {
-        // The directory was moved away while the file went in: a file made there is taken out.
-        if (committed !== null && write.replaces === null) await fs.unlink(directory.at(name));
       });
     },
     mkdir(path) {
-      return inParent(
-        path,
-        "create the directory",
-        (directory, name) => fs.mkdir(directory.at(name)),
-        (directory, name) => fs.rmdir(directory.at(name)),
-      );
+      return inParent(path, "create the directory", async (directory, name, ready) => {
+        await ready();
+        await fs.mkdir(directory.at(name));
+        return { finish: () => Promise.resolve(), takeBack: () => fs.rmdir(directory.at(name)) };
+      });
     },
     remove(path, removal: ReplaceOptions = {}) {
-      return inParent(path, "remove", async (directory, name) => {
+      return inParent(path, "remove", async (directory, name, ready) => {
         const existing = await entryAt(directory, name);
         if (existing === null) {
           if (removal.replaces instanceof Uint8Array) throw stale(path.display);
@@ -460,10 +496,13 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
         if (existing.isDirectory()) {
           throw new ToolError("is_directory", `${path.display} is a directory.`);
         }
+        await ready();
         if (removal.replaces instanceof Uint8Array) {
-          await swapIfHolds(directory, name, null, removal.replaces, path.display);
-        } else await fs.unlink(directory.at(name));
-      }, () => Promise.resolve());
+          return await swapIfHolds(directory, name, null, removal.replaces, path.display);
+        }
+        await fs.unlink(directory.at(name));
+        return { finish: () => Promise.resolve(), takeBack: null };
+      });
     },
   };
 }

@@ -79,14 +79,6 @@ function displayOf(root: string, real: string, kind: RootKind): string {
   return relative === "" ? "." : relative;
 }
 
-async function canonicalRoot(filesystem: PathProbe, root: string): Promise<string> {
-  try {
-    return await filesystem.realPath(root);
-  } catch {
-    return root;
-  }
-}
-
 /**
  * The longest existing prefix of an absolute path, canonical, and the
  * segments after it as written. Throws `not_found` when nothing of it
@@ -137,7 +129,7 @@ export async function existingPrefix(
 /**
  * Resolves `input` for `access`, as the spec's eight steps say: resolve
  * against the working directory, normalize lexically and refuse obvious
- * escapes, canonicalize the roots, canonicalize the target (or its nearest
+ * escapes, take the roots canonicalized at session start, canonicalize the target (or its nearest
  * existing parent), require it inside a root by whole segments, then apply
  * the read-only and protected rules.
  */
@@ -152,9 +144,10 @@ export async function resolvePath(
   // Joined without normalizing: `link/..` must go where the kernel goes, not where the text suggests.
   const joined = isAbsolute(input) ? input : `${roots.workingDirectory}/${input}`;
   const lexical = posix.resolve(joined);
+  // The roots as canonicalized when the session started, never again: a root path that another
+  // process later replaces with a link must not carry the boundary with it.
   const given = [roots.workingDirectory, roots.skillRoot].filter((r): r is string => r !== null);
-  const canonical = await Promise.all(given.map((root) => canonicalRoot(filesystem, root)));
-  if (![...given, ...canonical].some((root) => isWithin(root, lexical))) {
+  if (!given.some((root) => isWithin(root, lexical))) {
     throw new ToolError(
       "path_outside_root",
       `${input} is outside the working directory${roots.skillRoot ? " and the skill root" : ""}.`,
@@ -166,10 +159,7 @@ export async function resolvePath(
     throw new ToolError("not_found", `${input} does not exist.`);
   }
   const real = posix.join(prefix, ...missing);
-  const [workingDirectory, skillRoot] = [
-    canonical[0],
-    roots.skillRoot === null ? null : canonical[1],
-  ];
+  const { workingDirectory, skillRoot } = roots;
   let kind: RootKind;
   let root: string;
   if (isWithin(workingDirectory, real)) {
@@ -177,10 +167,12 @@ export async function resolvePath(
   } else if (skillRoot !== null && isWithin(skillRoot, real)) {
     [kind, root] = ["skill_root", skillRoot];
   } else {
+    // The real path is not named: it would tell what lies outside.
     const through = existed ? "resolves" : "would be created";
     throw new ToolError(
       "path_outside_root",
-      `${input} ${through} outside the allowed roots (real path ${real}); symbolic links do not widen the boundary.`,
+      `${input} ${through} outside the allowed roots (through a symbolic link, or a root that was ` +
+        `moved); symbolic links do not widen the boundary.`,
     );
   }
   if (access === "write") {
