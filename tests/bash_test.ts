@@ -294,6 +294,62 @@ for (const { name, create } of await processBackends()) {
     });
   }
 
+  test(`取消与进程 (${name}): the sweep ends only the call's own processes`, async () => {
+    const backend = create();
+    const ws = await bashWorkspace(backend);
+    const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
+    const detached = (n: number) => `setsid -f sleep 300.${tag}${n} >/dev/null 2>&1`;
+    const running = (count: number) =>
+      `until [ "$(pgrep -fc '^sleep 300\\.${tag}')" -ge ${count} ]; do sleep 0.02; done`;
+    try {
+      // Not started by any call: the same user's, in a session of its own.
+      await sh(detached(9));
+      const turn = new AbortController();
+      const other = ws.toolset.call({
+        name: "bash",
+        input: { command: `${detached(1)}; echo started; sleep 300` },
+        callId: "a",
+        signal: turn.signal,
+      });
+      await until(async () => (await tagged(tag)).length === 2, 10_000);
+      const ended = await ws.toolset.call({
+        name: "bash",
+        input: { command: `${detached(2)}; ${running(3)}` },
+        callId: "b",
+      });
+      assert.equal((ended.data as BashOutput).status, "exited");
+      const digits = async () => (await tagged(tag)).map((line) => line.at(-1)).sort();
+      assert.deepEqual(
+        await digits(),
+        ["1", "9"],
+        "the concurrent call's process and the outside one live",
+      );
+      turn.abort();
+      assert.equal(((await other).data as BashOutput).status, "cancelled");
+      assert.deepEqual(await digits(), ["9"], "the outside process lives");
+    } finally {
+      await endTagged(tag);
+      await ws.cleanup();
+    }
+  });
+
+  test(`取消与进程 (${name}): a descendant that cleared its environment ends once it was seen in the parent chain`, async () => {
+    const backend = create();
+    const ws = await bashWorkspace(backend);
+    const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
+    try {
+      // No marker and a session of its own; the shell's child while the call runs.
+      const command = `env -i setsid sleep 300.${tag}1 >/dev/null 2>&1 &\n` +
+        `until pgrep -f '^sleep 300\\.${tag}' >/dev/null; do sleep 0.02; done; sleep 1`;
+      const result = await ws.toolset.call({ name: "bash", input: { command }, callId: "c" });
+      assert.equal((result.data as BashOutput).status, "exited");
+      assert.deepEqual(await tagged(tag), []);
+    } finally {
+      await endTagged(tag);
+      await ws.cleanup();
+    }
+  });
+
   test(`取消与进程 (${name}): an unconfirmed kill yields outcome_unknown and leaves no orphan`, async () => {
     const real = create();
     // The injected backend cannot confirm the end: its handles' terminate() reports failure.
