@@ -23,7 +23,7 @@ export interface ProcessRef {
   /** Its pid. */
   readonly pid: number;
   /** Its start time, as the process table gives it (clock ticks since boot on Linux). */
-  readonly start: string;
+  readonly start: number;
 }
 
 /** One live process (not a zombie) of the process table. */
@@ -41,10 +41,11 @@ export interface ProcessTable {
   /**
    * The live processes, each `marked` when its environment holds the entry
    * `marker` (`NAME=value`; `null` asks for none); `null` when the table
-   * cannot be read. Environments are read where the system lets this
-   * process read them: those of its own user.
+   * cannot be read. Only the environments of processes started at or after
+   * `since` are read, and only where the system lets this process read
+   * them: those of its own user.
    */
-  read(marker: string | null): Promise<ProcessRow[] | null>;
+  read(marker: string | null, since: number): Promise<ProcessRow[] | null>;
   /**
    * Sends `signal` (none for `probe`) to each process that is still alive and
    * still the one started at `start`; resolves those it found alive.
@@ -106,8 +107,8 @@ export class Descendants {
   readonly #marker: string;
   readonly #table: ProcessTable;
   /** Processes seen descending from the leader, by pid, with their start times. */
-  #seen = new Map<number, string>();
-  #leaderStart: string | null = null;
+  #seen = new Map<number, number>();
+  #leaderStart: number | null = null;
   #leaderReaped = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #sampling: Promise<void> | null = null;
@@ -140,7 +141,7 @@ export class Descendants {
   }
 
   async #sample(): Promise<void> {
-    const rows = await this.#table.read(null);
+    const rows = await this.#table.read(null, 0);
     if (rows === null) {
       this.#stopped = true; // the table cannot be read: sampling would only cost
       return;
@@ -149,18 +150,24 @@ export class Descendants {
   }
 
   /**
-   * The descendants of the leader, of the processes seen before and (with
-   * `marked`) of the marked ones, among `rows`; remembers them as seen.
+   * The descendants of the leader, of the processes seen before and of the
+   * marked ones, among `rows`; remembers them as seen. Nothing older than the
+   * leader is the call's: once the leader's start is known, older rows are
+   * left out.
    */
-  #descendants(rows: readonly ProcessRow[]): ProcessRow[] {
+  #descendants(all: readonly ProcessRow[]): ProcessRow[] {
     const children = new Map<number, ProcessRow[]>();
     const roots: ProcessRow[] = [];
+    const leader = all.find((row) => row.pid === this.#leader);
+    if (leader !== undefined && this.#leaderStart === null && !this.#leaderReaped) {
+      this.#leaderStart = leader.start;
+    }
+    const rows = all.filter((row) => row.start >= (this.#leaderStart ?? 0));
     for (const row of rows) {
       const siblings = children.get(row.ppid);
       if (siblings === undefined) children.set(row.ppid, [row]);
       else siblings.push(row);
       if (row.pid === this.#leader) {
-        if (this.#leaderStart === null && !this.#leaderReaped) this.#leaderStart = row.start;
         if (row.start === this.#leaderStart) roots.push(row);
       } else if (row.marked || this.#seen.get(row.pid) === row.start) roots.push(row);
     }
@@ -189,7 +196,7 @@ export class Descendants {
    * every descendant, found now; `null` when the table cannot be read.
    */
   async collect(): Promise<ProcessRow[] | null> {
-    const rows = await this.#table.read(this.#marker);
+    const rows = await this.#table.read(this.#marker, this.#leaderStart ?? 0);
     return rows === null ? null : this.#descendants(rows);
   }
 
