@@ -33,7 +33,7 @@ export const ERROR_CODES = {
   conflict: "undo: the file no longer holds what the change wrote; nothing was overwritten.",
   cancelled: "The call's signal was aborted before the tool finished.",
   timed_out: "The call ran past its timeout or deadline and was stopped.",
-  outcome_unknown: "The process group was signalled but its end could not be confirmed.",
+  outcome_unknown: "The processes were signalled but their end could not be confirmed.",
   spawn_failed: "The process could not be started.",
   runtime_permission_denied: "The runtime's own permission guard (Deno flags) refused the access.",
   permission_denied: "The operating system refused the access.",

@@ -98,6 +98,40 @@ async function bashWorkspace(processes: ProcessBackend) {
   };
 }
 
+/** Processes that leave the shell's group in every way a command can, each a `sleep 300.<tag><n>`. */
+function escapes(tag: string): string[] {
+  const sleep = (n: number) => `sleep 300.${tag}${n}`;
+  return [
+    `${sleep(1)} &`,
+    `nohup ${sleep(2)} >/dev/null 2>&1 &`,
+    `${sleep(3)} & disown`,
+    `( ( ${sleep(4)} & ) & )`,
+    `setsid ${sleep(5)} >/dev/null 2>&1 &`,
+    `setsid -f ${sleep(6)} >/dev/null 2>&1`,
+    // A daemon: a new session, every descriptor closed.
+    `setsid -f bash -c 'exec >/dev/null 2>&1 </dev/null; ${sleep(7)}'`,
+    // A new session that keeps the call's pipes open.
+    `setsid ${sleep(8)} &`,
+  ];
+}
+
+/** Live (non-zombie) processes whose command line starts with `sleep 300.<tag>`, as "pid args" lines. */
+async function tagged(tag: string): Promise<string[]> {
+  const out = await sh(
+    'for pid in $(pgrep -f "^sleep 300\\.$1"); do ' +
+      'ps -o stat=,pid=,args= -p "$pid" 2>/dev/null; done || true',
+    tag,
+  );
+  return out.split("\n").map((line) => line.trim()).filter((line) => line && !line.startsWith("Z"))
+    .map((line) => line.slice(line.indexOf(" ") + 1).trim());
+}
+
+/** Ends what a failed test left behind: only the processes it tagged. */
+async function endTagged(tag: string): Promise<void> {
+  const pids = (await tagged(tag)).map((line) => line.split(" ")[0]);
+  if (pids.length > 0) await sh('kill -9 "$@" 2>/dev/null || true', ...pids);
+}
+
 for (const { name, create } of await processBackends()) {
   test(`取消与进程 (${name}): cancelling a turn cancels all active calls at once`, async () => {
     const backend = recording(create());
@@ -213,6 +247,105 @@ for (const { name, create } of await processBackends()) {
       assert.equal((result.data as BashOutput).stdout, "done\n");
       assert.deepEqual(await survivors(await pidsIn(`${ws.dir}/bg`)), []);
     } finally {
+      await ws.cleanup();
+    }
+  });
+
+  for (const ending of ["a normal exit", "a timeout", "a cancel"] as const) {
+    test(`取消与进程 (${name}): no descendant outlives ${ending}, not even one in a new session`, async () => {
+      const backend = create();
+      const ws = await bashWorkspace(backend);
+      const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
+      try {
+        const forms = escapes(tag);
+        // Every form runs before the shell ends, so what is left afterwards escaped the call.
+        const waitAll = `until [ "$(pgrep -fc '^sleep 300\\.${tag}')" -ge ${forms.length} ]; ` +
+          "do sleep 0.02; done; echo started";
+        const command = [...forms, waitAll, ending === "a normal exit" ? "exit 0" : "sleep 300"]
+          .join("\n");
+        const turn = new AbortController();
+        const started = Date.now();
+        const pending = ws.toolset.call({
+          name: "bash",
+          input: { command, ...(ending === "a timeout" ? { timeout_ms: 3000 } : {}) },
+          callId: "c",
+          signal: turn.signal,
+        });
+        if (ending === "a cancel") {
+          await until(async () => (await tagged(tag)).length === forms.length, 10_000);
+          turn.abort();
+        }
+        const result = await pending;
+        const elapsed = Date.now() - started;
+        const data = result.data as BashOutput;
+        const left = await tagged(tag);
+        assert.equal(
+          data.status,
+          { "a normal exit": "exited", "a timeout": "timed_out", "a cancel": "cancelled" }[ending],
+        );
+        assert.match(data.stdout, /started/);
+        assert.deepEqual(left, [], `${left.length} of ${forms.length} survived`);
+        assert.ok(elapsed < 15_000, `the call took ${elapsed} ms`);
+        assert.equal(backend.owned, 0);
+      } finally {
+        await endTagged(tag);
+        await ws.cleanup();
+      }
+    });
+  }
+
+  test(`取消与进程 (${name}): the sweep ends only the call's own processes`, async () => {
+    const backend = create();
+    const ws = await bashWorkspace(backend);
+    const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
+    const detached = (n: number) => `setsid -f sleep 300.${tag}${n} >/dev/null 2>&1`;
+    const running = (count: number) =>
+      `until [ "$(pgrep -fc '^sleep 300\\.${tag}')" -ge ${count} ]; do sleep 0.02; done`;
+    try {
+      // Not started by any call: the same user's, in a session of its own.
+      await sh(detached(9));
+      const turn = new AbortController();
+      const other = ws.toolset.call({
+        name: "bash",
+        input: { command: `${detached(1)}; echo started; sleep 300` },
+        callId: "a",
+        signal: turn.signal,
+      });
+      await until(async () => (await tagged(tag)).length === 2, 10_000);
+      const ended = await ws.toolset.call({
+        name: "bash",
+        input: { command: `${detached(2)}; ${running(3)}` },
+        callId: "b",
+      });
+      assert.equal((ended.data as BashOutput).status, "exited");
+      const digits = async () => (await tagged(tag)).map((line) => line.at(-1)).sort();
+      assert.deepEqual(
+        await digits(),
+        ["1", "9"],
+        "the concurrent call's process and the outside one live",
+      );
+      turn.abort();
+      assert.equal(((await other).data as BashOutput).status, "cancelled");
+      assert.deepEqual(await digits(), ["9"], "the outside process lives");
+    } finally {
+      await endTagged(tag);
+      await ws.cleanup();
+    }
+  });
+
+  test(`取消与进程 (${name}): a descendant that cleared its environment ends once it was seen in the parent chain`, async () => {
+    const backend = create();
+    const ws = await bashWorkspace(backend);
+    const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
+    try {
+      // No marker and a session of its own; the shell's child while the call runs.
+      const command = `env -i setsid sleep 300.${tag}1 >/dev/null 2>&1 &\n` +
+        `until pgrep -f '^sleep 300\\.${tag}' >/dev/null; do sleep 0.02; done; sleep 1`;
+      const result = await ws.toolset.call({ name: "bash", input: { command }, callId: "c" });
+      assert.equal((result.data as BashOutput).status, "exited");
+      assert.deepEqual(await tagged(tag), []);
+    } finally {
+      await endTagged(tag);
       await ws.cleanup();
     }
   });

@@ -1,6 +1,7 @@
 /**
  * The process backend interface: every process runs in a process group of
- * its own, and the backend owns it until its whole group is confirmed gone.
+ * its own, and the backend owns it until its whole group, and every
+ * descendant it finds outside the group, is confirmed gone.
  *
  * @module
  */
@@ -14,7 +15,11 @@ export interface SpawnRequest {
   readonly args: readonly string[];
   /** The checked directory it runs in. */
   readonly cwd: CheckedPath;
-  /** The whole environment of the process (nothing is inherited besides it). */
+  /**
+   * The whole environment of the process (nothing is inherited besides it).
+   * A local backend adds `OPENWORK_CALL`, a marker unique to the process, by
+   * which it finds the descendants that leave the group.
+   */
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -60,8 +65,10 @@ export interface ProcessHandle {
   /**
    * The one termination path, for timeout, cancel and clean-up alike: signal
    * the whole group (SIGTERM, a grace period, then SIGKILL) and wait until it
-   * is gone. Resolves `true` once confirmed; `false` when it could not be
-   * confirmed, in which case the backend keeps the handle.
+   * is gone, and end the same way every descendant found outside the group
+   * (best effort: see the local backends). Resolves `true` once confirmed;
+   * `false` when it could not be confirmed, in which case the backend keeps
+   * the handle.
    */
   terminate(): Promise<boolean>;
 }

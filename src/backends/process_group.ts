@@ -6,6 +6,7 @@
  * @module
  */
 import type { ProcessHandle } from "./process.ts";
+import type { Descendants } from "./descendants.ts";
 
 /** The signals the termination path sends; `probe` only asks whether the group exists. */
 export type GroupSignal = "SIGTERM" | "SIGKILL" | "probe";
@@ -96,24 +97,28 @@ export class OwnedGroups {
 
 /**
  * Wraps a started process so that its `terminate` is the shared path and the
- * backend keeps the handle until the group is confirmed gone.
+ * backend keeps the handle until the group, and every descendant that
+ * `descendants` finds outside it, is confirmed gone.
  */
 export function ownedHandle(
   owned: OwnedGroups,
   parts: Omit<ProcessHandle, "terminate">,
   control: GroupControl,
   timing: TerminationTiming,
+  descendants: Descendants | null = null,
 ): ProcessHandle {
   let pending: Promise<boolean> | null = null;
+  const endGroup = () => terminateGroup(parts.pid, control, timing);
   const handle: ProcessHandle = {
     ...parts,
     terminate() {
       // Concurrent callers (timeout and cancel at once) share one termination.
-      pending ??= terminateGroup(parts.pid, control, timing).catch(() => false).then((gone) => {
-        if (gone) owned.release(handle);
-        pending = null;
-        return gone;
-      });
+      pending ??= (descendants === null ? endGroup() : descendants.sweep(endGroup, timing))
+        .catch(() => false).then((gone) => {
+          if (gone) owned.release(handle);
+          pending = null;
+          return gone;
+        });
       return pending;
     },
   };

@@ -1,6 +1,7 @@
 /**
  * `bash`: one foreground command in the working directory. Output is drained
- * continuously and bounded; timeout and cancel end the whole process group
+ * continuously and bounded; a normal end, timeout and cancel all end the
+ * whole process group, and the descendants the backend finds outside it,
  * through the backend's one termination path.
  *
  * @module
@@ -21,7 +22,7 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_TIMEOUT_MS = 600_000;
 /** Bytes kept from the start, and from the end, of each stream. */
 export const KEPT_BYTES: number = 16 * 1024;
-/** How long to wait for pipes to close once the group is gone (a process outside the group may hold them). */
+/** How long to wait for pipes to close once the processes are gone (one the sweep missed may hold them). */
 const PIPE_SETTLE_MS = 250;
 
 const BashSchema = v.strictObject({
@@ -99,15 +100,14 @@ async function drain(
 }
 
 const ERROR_OF: Record<Exclude<ProcessStatus, "exited">, { code: ErrorCode; message: string }> = {
-  timed_out: { code: "timed_out", message: "The command timed out; its process group was ended." },
+  timed_out: { code: "timed_out", message: "The command timed out; its processes were ended." },
   cancelled: {
     code: "cancelled",
-    message: "The command was cancelled; its process group was ended.",
+    message: "The command was cancelled; its processes were ended.",
   },
   outcome_unknown: {
     code: "outcome_unknown",
-    message:
-      "The command was signalled, but the end of its process group could not be confirmed; " +
+    message: "The command was signalled, but the end of its processes could not be confirmed; " +
       "it may still be running. The runtime keeps it and will end it at shutdown.",
   },
 };
@@ -119,8 +119,11 @@ export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashO
   description:
     "Run a bash command in the working directory and return its exit code, stdout and stderr. " +
     "Runs in the foreground with stdin closed (interactive programs get end-of-file). Long output keeps its " +
-    "first and last 16 KiB per stream. On timeout (default 120000 ms, max 600000) the whole process group is " +
-    "ended and the output so far is returned. Background processes do not outlive the call.",
+    "first and last 16 KiB per stream. On timeout (default 120000 ms, max 600000) the command is " +
+    "ended and the output so far is returned. When the call ends (exit, timeout or cancel), the processes " +
+    "it started are ended too, including background, nohup, setsid and daemonized ones, so a server " +
+    "started here does not keep running after the call. This is best effort without OS isolation: a " +
+    "process that clears its environment and detaches at once may escape it.",
   risk: "execute",
   input: BashSchema,
   async effects(input, session) {
@@ -171,7 +174,7 @@ export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashO
     clearTimeout(timer);
     call.signal.removeEventListener("abort", onAbort!);
 
-    // Timeout, cancel and a normal exit all end the group the same way: no member outlives the call.
+    // Timeout, cancel and a normal exit all end the group and the descendants found outside it the same way.
     const gone = await handle.terminate().catch(() => false);
     let status: ProcessStatus = typeof ending === "string" ? ending : "exited";
     if (!gone) status = "outcome_unknown";

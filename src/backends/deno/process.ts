@@ -9,36 +9,42 @@ import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { localProcessGroups, procfsGroupProbe } from "../local_process_groups.ts";
+import {
+  localProcessGroups,
+  localProcessTable,
+  procfsGroupProbe,
+} from "../local_process_groups.ts";
+import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { OwnedGroups, ownedHandle } from "../process_group.ts";
 import type { GroupControl, TerminationTiming } from "../process_group.ts";
+import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
+import type { ProcessTable } from "../descendants.ts";
 
-const control: GroupControl = localProcessGroups(
-  (pgid, signal) => {
-    try {
-      // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
-      // wakes a stopped member so that a pending SIGTERM can take effect.
-      Deno.kill(-pgid, signal === "probe" ? "SIGCONT" : signal);
-      return true;
-    } catch (error) {
-      const { name, code } = error as { name?: string; code?: string };
-      if (name === "NotCapable") throw error;
-      return !(code === "ESRCH" || name === "NotFound");
-    }
-  },
-  async (script, args) => {
-    const { code, stdout } = await new Deno.Command("bash", {
-      args: ["-c", script, "bash", ...args],
-      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    return { code, stdout: new TextDecoder().decode(stdout) };
-  },
-  procfsGroupProbe,
-);
+const direct: DirectSignaller = (target, signal) => {
+  try {
+    // Deno takes no signal 0; SIGCONT is harmless to probe with, and it
+    // wakes a stopped member so that a pending SIGTERM can take effect.
+    Deno.kill(target, signal === "probe" ? "SIGCONT" : signal);
+    return true;
+  } catch (error) {
+    const { name, code } = error as { name?: string; code?: string };
+    if (name === "NotCapable") throw error;
+    return !(code === "ESRCH" || name === "NotFound");
+  }
+};
+const bash: BashRunner = async (script, args) => {
+  const { code, stdout } = await new Deno.Command("bash", {
+    args: ["-c", script, "bash", ...args],
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return { code, stdout: new TextDecoder().decode(stdout) };
+};
+const control: GroupControl = localProcessGroups(direct, bash, procfsGroupProbe);
+const table: ProcessTable = localProcessTable(direct, bash);
 
 /**
  * Makes the Deno process backend.
@@ -57,12 +63,14 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
     },
     shutdown: () => owned.shutdown(),
     spawn(request) {
+      // Every descendant inherits the marker, by which the sweep finds it outside the group.
+      const id = crypto.randomUUID();
       let child: Deno.ChildProcess;
       try {
         child = new Deno.Command(request.command, {
           args: [...request.args],
           cwd: unwrapCheckedPath(request.cwd),
-          env: { ...request.env },
+          env: { ...request.env, [MARKER_VARIABLE]: id },
           clearEnv: true,
           stdin: "null",
           stdout: "piped",
@@ -93,6 +101,7 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
         },
         control,
         timing,
+        new Descendants(child.pid, `${MARKER_VARIABLE}=${id}`, table, exited),
       ));
     },
   };

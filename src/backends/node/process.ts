@@ -14,36 +14,43 @@ import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { localProcessGroups, procfsGroupProbe } from "../local_process_groups.ts";
+import {
+  localProcessGroups,
+  localProcessTable,
+  procfsGroupProbe,
+} from "../local_process_groups.ts";
+import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { OwnedGroups, ownedHandle } from "../process_group.ts";
+import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
+import type { ProcessTable } from "../descendants.ts";
 import { discardFd, FifoPool } from "./fifo.ts";
 import { isDeno } from "../../runtime/checks.ts";
 import type { PipeEnds } from "./fifo.ts";
 import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
-const control: GroupControl = localProcessGroups(
-  (pgid, signal) => {
-    try {
-      process.kill(-pgid, signal === "probe" ? 0 : signal);
-      return true;
-    } catch (error) {
-      const { code, name } = error as { code?: string; name?: string };
-      if (name === "NotCapable") throw error;
-      return code !== "ESRCH";
-    }
-  },
-  (script, args) =>
-    new Promise((resolve, reject) => {
-      execFile("bash", ["-c", script, "bash", ...args], {
-        env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
-      }, (error, stdout) => {
-        const code = error === null ? 0 : (error as { code?: unknown }).code;
-        if (typeof code !== "number") reject(error);
-        else resolve({ code, stdout: String(stdout) });
-      });
-    }),
-  procfsGroupProbe,
-);
+const direct: DirectSignaller = (target, signal) => {
+  try {
+    process.kill(target, signal === "probe" ? 0 : signal);
+    return true;
+  } catch (error) {
+    const { code, name } = error as { code?: string; name?: string };
+    if (name === "NotCapable") throw error;
+    return code !== "ESRCH";
+  }
+};
+const bash: BashRunner = (script, args) =>
+  new Promise((resolve, reject) => {
+    execFile("bash", ["-c", script, "bash", ...args], {
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      maxBuffer: 64 * 1024 * 1024,
+    }, (error, stdout) => {
+      const code = error === null ? 0 : (error as { code?: unknown }).code;
+      if (typeof code !== "number") reject(error);
+      else resolve({ code, stdout: String(stdout) });
+    });
+  });
+const control: GroupControl = localProcessGroups(direct, bash, procfsGroupProbe);
+const table: ProcessTable = localProcessTable(direct, bash);
 
 /** Bytes of the one buffer a FIFO is read into. */
 const READ_BYTES = 64 * 1024;
@@ -186,6 +193,8 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
     },
     async spawn(request) {
       // Deno's Node layer is served by its own pipes (see `streamOutput`).
+      // Every descendant inherits the marker, by which the sweep finds it outside the group.
+      const id = crypto.randomUUID();
       const pipes: (PipeEnds | null)[] = !isDeno
         ? await Promise.all([fifos.take(), fifos.take()])
         : [null, null];
@@ -193,7 +202,7 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
         try {
           return spawn(request.command, [...request.args], {
             cwd: unwrapCheckedPath(request.cwd),
-            env: { ...request.env },
+            env: { ...request.env, [MARKER_VARIABLE]: id },
             detached: true,
             stdio: ["ignore", pipes[0]?.write ?? "pipe", pipes[1]?.write ?? "pipe"],
           });
@@ -236,6 +245,7 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
         },
         control,
         timing,
+        new Descendants(child.pid!, `${MARKER_VARIABLE}=${id}`, table, exited),
       );
     },
   };
