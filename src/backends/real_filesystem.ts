@@ -176,6 +176,10 @@ async function readAll(handle: FileHandle, size: number, limit: number): Promise
   return buffer.subarray(0, filled);
 }
 
+function sameObject(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -213,6 +217,8 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
     const through = route();
     return {
       handle,
+      /** Its real path. */
+      real,
       /** The path of `name` inside exactly this directory. */
       at: (name: string) =>
         through === null
@@ -290,7 +296,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   }
 
   /**
-   * Commits a prepared temporary file (or, without one, a removal) over
+   * Commits a prepared temporary file (its path; or, without one, a removal) over
    * `name` only if `name` holds exactly `expected`: moves the current file
    * aside, verifies it, links the new one in (which fails if another file
    * appeared), and verifies the aside file again (a writer may still have
@@ -337,7 +343,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       }
       if (temporary === null) return { finish: drop, takeBack: restore };
       try {
-        await fs.link(directory.at(temporary), directory.at(name));
+        await fs.link(temporary, directory.at(name));
       } catch (error) {
         await restore();
         // Another file appeared at the name: it is newer than the version read, and stays.
@@ -431,6 +437,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       return inParent(path, "write", async (directory, name, ready) => {
         let temporary: string | null = null;
         let staging: string | null = null;
+        let stage: Directory | null = null;
         try {
           const existing = await entryAt(directory, name);
           if (existing?.isDirectory()) {
@@ -440,15 +447,29 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           if (write.replaces === null && existing !== null) throw stale(path.display);
           if (write.replaces instanceof Uint8Array && existing === null) throw stale(path.display);
           const mode = existing === null ? 0o666 : existing.mode & 0o7777;
-          // The new file is made in a fresh directory of a name no other program knows. Deno's
-          // open (under narrow flags) turns a descriptor path back into a plain path and opens
-          // that; a plain path that wandered through a link swapped in meanwhile finds no such
-          // directory there, so the file is made in this verified directory or nowhere.
+          // The new file is made in a fresh directory of its own, made inside this one and then
+          // opened and verified itself: a link another process puts at its name is refused.
           staging = siblingName(name, "new");
           await fs.mkdir(directory.at(staging), 0o700);
-          temporary = `${staging}/${name}`;
-          const file = await fs.open(directory.at(temporary), CREATE_FLAGS, mode);
+          stage = await openDirectory(
+            directory.real === "/" ? `/${staging}` : `${directory.real}/${staging}`,
+            path.display,
+            "write",
+          );
+          temporary = stage.at(name);
+          const file = await fs.open(temporary, CREATE_FLAGS, mode);
           try {
+            // Deno's open turns a descriptor path back into a plain path and opens that, which a
+            // link swapped in meanwhile can redirect: the file made must be the one named there.
+            // One made elsewhere is removed where the kernel says it is.
+            const named = await fs.lstat(temporary).catch(() => null);
+            if (named === null || !sameObject(await file.stat(), named)) {
+              const through = route();
+              if (through !== null) {
+                await fs.readlink(descriptorPath(through, file.fd)).then(fs.unlink).catch(() => {});
+              }
+              throw changedUnderfoot(path.display);
+            }
             await file.writeFile(data);
             if (existing !== null) await file.chmod(mode);
           } finally {
@@ -456,13 +477,13 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           }
           await ready();
           if (write.replaces === undefined) {
-            await fs.rename(directory.at(temporary), directory.at(name));
+            await fs.rename(temporary, directory.at(name));
             temporary = null;
             return { finish: () => Promise.resolve(), takeBack: null };
           }
           if (write.replaces === null) {
             try {
-              await fs.link(directory.at(temporary), directory.at(name));
+              await fs.link(temporary, directory.at(name));
             } catch (error) {
               if (codeOfRuntimeError(error) === "already_exists") throw stale(path.display);
               throw error;
@@ -474,7 +495,8 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           }
           return await swapIfHolds(directory, name, temporary, write.replaces, path.display);
         } finally {
-          if (temporary !== null) await fs.unlink(directory.at(temporary)).catch(() => {});
+          if (temporary !== null) await fs.unlink(temporary).catch(() => {});
+          await stage?.close();
           if (staging !== null) await fs.rmdir(directory.at(staging)).catch(() => {});
         }
       });

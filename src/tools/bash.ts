@@ -100,10 +100,13 @@ async function drain(
 }
 
 const ERROR_OF: Record<Exclude<ProcessStatus, "exited">, { code: ErrorCode; message: string }> = {
-  timed_out: { code: "timed_out", message: "The command timed out; its processes were ended." },
+  timed_out: {
+    code: "timed_out",
+    message: "The command timed out; its process group and the descendants found were ended.",
+  },
   cancelled: {
     code: "cancelled",
-    message: "The command was cancelled; its processes were ended.",
+    message: "The command was cancelled; its process group and the descendants found were ended.",
   },
   outcome_unknown: {
     code: "outcome_unknown",
@@ -123,7 +126,8 @@ export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashO
     "ended and the output so far is returned. When the call ends (exit, timeout or cancel), the processes " +
     "it started are ended too, including background, nohup, setsid and daemonized ones, so a server " +
     "started here does not keep running after the call. This is best effort without OS isolation: a " +
-    "process that clears its environment and detaches at once may escape it.",
+    "process that removes OPENWORK_CALL from its environment (unset, env -i) and detaches (setsid) " +
+    "escapes it, and is not reported.",
   risk: "execute",
   input: BashSchema,
   async effects(input, session) {
