@@ -35,6 +35,7 @@ import type {
 } from "./filesystem.ts";
 import { type CheckedPath, rootOfCheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
 import { ToolError } from "../errors.ts";
+import { isDeno } from "../runtime/checks.ts";
 import { codeOfRuntimeError, toToolError } from "./errors.ts";
 import { changedUnderfoot, descriptorPath, holds, PROC_SELF_FD, Routes } from "./descriptors.ts";
 import type { DescriptorRoute } from "./descriptors.ts";
@@ -86,6 +87,8 @@ export type RealFileSystem = Pick<
   | "remove"
 >;
 
+/** Whether this runtime's `open` resolves a path itself before opening it (Deno does). */
+const OPEN_RESOLVES_ITSELF = isDeno;
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 const DIRECTORY = constants.O_DIRECTORY ?? 0;
@@ -176,8 +179,8 @@ async function readAll(handle: FileHandle, size: number, limit: number): Promise
   return buffer.subarray(0, filled);
 }
 
-function sameObject(a: Stats, b: Stats): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
+function sameObject(a: Stats, b: Stats | null): boolean {
+  return b !== null && a.dev === b.dev && a.ino === b.ino;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -447,53 +450,80 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           if (write.replaces === null && existing !== null) throw stale(path.display);
           if (write.replaces instanceof Uint8Array && existing === null) throw stale(path.display);
           const mode = existing === null ? 0o666 : existing.mode & 0o7777;
-          // The new file is made in a fresh directory of its own, made inside this one and then
-          // opened and verified itself: a link another process puts at its name is refused.
-          staging = siblingName(name, "new");
-          await fs.mkdir(directory.at(staging), 0o700);
-          stage = await openDirectory(
-            directory.real === "/" ? `/${staging}` : `${directory.real}/${staging}`,
-            path.display,
-            "write",
-          );
-          temporary = stage.at(name);
+          // Made inside the verified directory, never through a link (O_EXCL, O_NOFOLLOW). Where
+          // the runtime's open resolves the path itself (Deno), inside a fresh directory of an
+          // unguessable name, made there and verified: a plain path that wandered through a link
+          // swapped in meanwhile finds no such directory, so the file is made there or nowhere.
+          if (OPEN_RESOLVES_ITSELF) {
+            staging = siblingName(name, "new");
+            await fs.mkdir(directory.at(staging), 0o700);
+            stage = await openDirectory(
+              directory.real === "/" ? `/${staging}` : `${directory.real}/${staging}`,
+              path.display,
+              "write",
+            );
+            temporary = stage.at(name);
+          } else temporary = directory.at(siblingName(name, "tmp"));
           const file = await fs.open(temporary, CREATE_FLAGS, mode);
+          const at = temporary;
+          // The file made must be the one named there, still, before its bytes go in and before it
+          // is committed: another process may exchange it for a link (it can watch the directory),
+          // and Deno's open turns a descriptor path back into a plain path and opens that, which a
+          // link swapped in meanwhile can redirect. Bytes that went elsewhere are taken out of the
+          // file (through its descriptor); a file made elsewhere is removed where the kernel says.
+          const ours = await file.stat();
+          const stillOurs = async () => sameObject(ours, await fs.lstat(at).catch(() => null));
+          const disown = async () => {
+            await file.truncate(0).catch(() => {});
+            const through = route();
+            if (OPEN_RESOLVES_ITSELF && through !== null) {
+              await fs.readlink(descriptorPath(through, file.fd)).then(fs.unlink).catch(() => {});
+            }
+          };
           try {
-            // Deno's open turns a descriptor path back into a plain path and opens that, which a
-            // link swapped in meanwhile can redirect: the file made must be the one named there.
-            // One made elsewhere is removed where the kernel says it is.
-            const named = await fs.lstat(temporary).catch(() => null);
-            if (named === null || !sameObject(await file.stat(), named)) {
-              const through = route();
-              if (through !== null) {
-                await fs.readlink(descriptorPath(through, file.fd)).then(fs.unlink).catch(() => {});
-              }
+            if (OPEN_RESOLVES_ITSELF && !(await stillOurs())) {
+              await disown();
               throw changedUnderfoot(path.display);
             }
             await file.writeFile(data);
             if (existing !== null) await file.chmod(mode);
+            if (!(await stillOurs())) {
+              await disown();
+              throw changedUnderfoot(path.display);
+            }
+            await ready();
+            let made: Made;
+            if (write.replaces === undefined) {
+              await fs.rename(temporary, directory.at(name));
+              temporary = null;
+              made = { finish: () => Promise.resolve(), takeBack: null };
+            } else if (write.replaces === null) {
+              try {
+                await fs.link(temporary, directory.at(name));
+              } catch (error) {
+                if (codeOfRuntimeError(error) === "already_exists") throw stale(path.display);
+                throw error;
+              }
+              made = {
+                finish: () => Promise.resolve(),
+                takeBack: () => fs.unlink(directory.at(name)),
+              };
+            } else {
+              made = await swapIfHolds(directory, name, temporary, write.replaces, path.display);
+            }
+            // What went into place must be this file: if it was exchanged between the last look
+            // and the commit, its bytes are taken out of it wherever it went. (A newer version
+            // another program put in place since is not this file either, and stays.)
+            const placed = await fs.lstat(directory.at(name)).catch(() => null);
+            if (!sameObject(ours, placed)) {
+              await file.truncate(0).catch(() => {});
+              await made.finish();
+              throw stale(path.display);
+            }
+            return made;
           } finally {
             await file.close();
           }
-          await ready();
-          if (write.replaces === undefined) {
-            await fs.rename(temporary, directory.at(name));
-            temporary = null;
-            return { finish: () => Promise.resolve(), takeBack: null };
-          }
-          if (write.replaces === null) {
-            try {
-              await fs.link(temporary, directory.at(name));
-            } catch (error) {
-              if (codeOfRuntimeError(error) === "already_exists") throw stale(path.display);
-              throw error;
-            }
-            return {
-              finish: () => Promise.resolve(),
-              takeBack: () => fs.unlink(directory.at(name)),
-            };
-          }
-          return await swapIfHolds(directory, name, temporary, write.replaces, path.display);
         } finally {
           if (temporary !== null) await fs.unlink(temporary).catch(() => {});
           await stage?.close();

@@ -247,7 +247,7 @@ function sameObject(a: { dev: number; ino: number }, b: { dev: number; ino: numb
 }
 
 /** Verified directory descriptors a worker keeps open at once. */
-const KEPT_DIRECTORIES = 32;
+const KEPT_DIRECTORIES = 64;
 
 /**
  * A worker's verified directories (see `descriptors.ts`): each opened by its
@@ -276,11 +276,30 @@ export class VerifiedDirectories {
       this.#open.set(real, kept);
       return { fd: kept, route: this.#routes.of(kept) };
     }
-    const fd = openSync(real, DIRECTORY_FLAGS);
-    const route = this.#routes.of(fd);
-    if (!holdsSync(route, fd, real)) {
-      closeSync(fd);
-      return null;
+    // A subdirectory of a kept directory is opened inside it, which needs no check of its own
+    // (except where the runtime's open resolves the path itself); any other is opened by its real
+    // path and asked where it is.
+    const slash = real.lastIndexOf("/");
+    const parentPath = slash === 0 ? "/" : real.slice(0, slash);
+    const parent = this.#open.get(parentPath);
+    if (parent !== undefined) {
+      // Used again: the parent goes to the recent end, as its later children will need it.
+      this.#open.delete(parentPath);
+      this.#open.set(parentPath, parent);
+    }
+    const parentRoute = parent === undefined ? null : this.#routes.of(parent);
+    let fd: number;
+    let route: DescriptorRoute;
+    if (parentRoute !== null && !OPEN_RESOLVES_ITSELF) {
+      fd = openSync(descriptorPath(parentRoute, parent!, real.slice(slash + 1)), DIRECTORY_FLAGS);
+      route = parentRoute;
+    } else {
+      fd = openSync(real, DIRECTORY_FLAGS);
+      route = this.#routes.of(fd);
+      if (!holdsSync(route, fd, real)) {
+        closeSync(fd);
+        return null;
+      }
     }
     this.#open.set(real, fd);
     if (this.#open.size > KEPT_DIRECTORIES) {
