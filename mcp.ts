@@ -13,5 +13,5 @@
  *
  * @module
  */
-export { ARTIFACTS_META_KEY, createMcpServer, serveStdio } from "./src/mcp/server.ts";
-export type { McpServerOptions } from "./src/mcp/server.ts";
+export { APPROVAL_MODES, ARTIFACTS_META_KEY, createMcpServer, serveStdio } from "./src/mcp/server.ts";
+export type { ApprovalMode, McpServerOptions } from "./src/mcp/server.ts";
