@@ -8,18 +8,20 @@
  */
 import process from "node:process";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type {
   CallToolRequest,
   ServerNotification,
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
+import { checkingParams } from "./requests.ts";
+import { StdioTransport } from "./stdio_transport.ts";
 
 /** The `_meta` key under which results carry their file-change artifacts. */
 export const ARTIFACTS_META_KEY = "openwork/artifacts";
@@ -67,15 +69,14 @@ function answer(result: ToolResult): CallToolAnswer {
  * ```ts
  * import { createSession, finalizeToolset } from "@openwork/tools";
  * import { createMcpServer } from "@openwork/tools/mcp";
- * import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
- * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ *  * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
  * await createMcpServer(toolset).connect(new StdioServerTransport());
  * ```
  */
 export function createMcpServer(toolset: FinalizedToolset, options: McpServerOptions = {}): Server {
   const server = new Server(
     { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
-    { capabilities: { tools: {} } },
+    { capabilities: { tools: {}, logging: {} } },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -146,6 +147,13 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
     },
   );
 
+  // Params are checked before the SDK's layer, which answers misfits with -32603 and a dump.
+  const connect = server.connect.bind(server);
+  server.connect = (transport: Transport): Promise<void> =>
+    connect(
+      checkingParams(transport, async (name: string, input: unknown, id: string | number) =>
+        answer(await toolset.call({ name, input, callId: `mcp-${String(id)}`, approve }))),
+    );
   return server;
 }
 
@@ -159,11 +167,17 @@ export async function serveStdio(
 ): Promise<void> {
   const server = createMcpServer(toolset, options);
   const closed = new Promise<void>((resolve) => (server.onclose = () => resolve()));
-  // The stdio transport does not notice the end of stdin by itself.
-  const hangUp = () => void server.close();
-  process.stdin.once("end", hangUp);
-  process.stdin.once("close", hangUp);
-  await server.connect(new StdioServerTransport());
+  server.onerror = (error: Error) => {
+    process.stderr.write(`openwork-tools mcp: ${error.message}\n`);
+    if (server.getClientVersion() === undefined) return;
+    void server.sendLoggingMessage({
+      level: "warning",
+      logger: "openwork-tools",
+      data: error.message,
+    })
+      .catch(() => {});
+  };
+  await server.connect(new StdioTransport());
   await closed;
   await toolset.session.processes.shutdown();
 }
