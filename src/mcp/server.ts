@@ -69,7 +69,8 @@ function answer(result: ToolResult): CallToolAnswer {
  * ```ts
  * import { createSession, finalizeToolset } from "@openwork/tools";
  * import { createMcpServer } from "@openwork/tools/mcp";
- *  * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
  * await createMcpServer(toolset).connect(new StdioServerTransport());
  * ```
  */
