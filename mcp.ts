@@ -1,17 +1,33 @@
 /**
  * The MCP server of openwork-tools, for hosts that embed it: a finalized
- * toolset served over the Model Context Protocol with the official SDK.
+ * toolset served over the Model Context Protocol with the official SDK, and
+ * a stdio transport that answers every malformed or oversized line and keeps
+ * serving.
  *
  * @example
  * ```ts
  * import { createSession, finalizeToolset } from "@openwork/tools";
- * import { createMcpServer } from "@openwork/tools/mcp";
- * import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+ * import { createMcpServer, StdioTransport } from "@openwork/tools/mcp";
  * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
- * await createMcpServer(toolset).connect(new StdioServerTransport());
+ * await createMcpServer(toolset).connect(new StdioTransport());
  * ```
  *
  * @module
  */
-export { APPROVAL_MODES, ARTIFACTS_META_KEY, createMcpServer, serveStdio } from "./src/mcp/server.ts";
+export {
+  APPROVAL_MODES,
+  ARTIFACTS_META_KEY,
+  createMcpServer,
+  serveStdio,
+} from "./src/mcp/server.ts";
 export type { ApprovalMode, McpServerOptions } from "./src/mcp/server.ts";
+export { MAX_LINE_BYTES, StdioTransport } from "./src/mcp/stdio_transport.ts";
+export type {
+  ByteSink,
+  ByteSource,
+  StdioTransportOptions,
+  TransportMessage,
+} from "./src/mcp/stdio_transport.ts";
+// The server's signatures name the toolset and everything it names; a host
+// importing only ./mcp finds those types here (types only: no second copy of code).
+export type * from "./mod.ts";

@@ -8,7 +8,6 @@
  */
 import process from "node:process";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
@@ -20,11 +19,14 @@ import type {
   ServerNotification,
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
+import { checkingParams } from "./requests.ts";
+import { StdioTransport } from "./stdio_transport.ts";
 
 /** The `_meta` key under which results carry their file-change artifacts. */
 export const ARTIFACTS_META_KEY = "openwork/artifacts";
@@ -108,7 +110,7 @@ export function createMcpServer(
 ): Server & { toolsets(): FinalizedToolset[] } {
   const server = new Server(
     { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
-    { capabilities: { tools: {} } },
+    { capabilities: { tools: {}, logging: {} } },
   );
   const make = options.toolsetForRoot;
   const roots = new ClientRoots(
@@ -118,7 +120,12 @@ export function createMcpServer(
     },
     toolset,
     make ?? (() => Promise.resolve(toolset)),
-    (message) => process.stderr.write(`openwork-tools: ${message}\n`),
+    (message) => {
+      // A root that cannot be used is a server-side warning: on stderr, and to the client.
+      process.stderr.write(`openwork-tools: ${message}\n`);
+      void server.sendLoggingMessage({ level: "warning", logger: "openwork-tools", data: message })
+        .catch(() => {});
+    },
   );
   server.oninitialized = () => roots.refresh();
   server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
@@ -207,6 +214,15 @@ export function createMcpServer(
     },
   );
 
+  // Params are checked before the SDK's layer, which answers misfits with -32603 and a dump.
+  const connect = server.connect.bind(server);
+  server.connect = (transport: Transport): Promise<void> =>
+    connect(
+      checkingParams(transport, async (name: string, input: unknown, id: string | number) =>
+        answer(
+          await (await roots.current()).call({ name, input, callId: `mcp-${String(id)}`, approve }),
+        )),
+    );
   return Object.assign(server, { toolsets: () => roots.all() });
 }
 
@@ -220,11 +236,17 @@ export async function serveStdio(
 ): Promise<void> {
   const server = createMcpServer(toolset, options);
   const closed = new Promise<void>((resolve) => (server.onclose = () => resolve()));
-  // The stdio transport does not notice the end of stdin by itself.
-  const hangUp = () => void server.close();
-  process.stdin.once("end", hangUp);
-  process.stdin.once("close", hangUp);
-  await server.connect(new StdioServerTransport());
+  server.onerror = (error: Error) => {
+    process.stderr.write(`openwork-tools mcp: ${error.message}\n`);
+    if (server.getClientVersion() === undefined) return;
+    void server.sendLoggingMessage({
+      level: "warning",
+      logger: "openwork-tools",
+      data: error.message,
+    })
+      .catch(() => {});
+  };
+  await server.connect(new StdioTransport());
   await closed;
   await Promise.all(
     server.toolsets().map((made: FinalizedToolset) => made.session.processes.shutdown()),

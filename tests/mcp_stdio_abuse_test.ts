@@ -1,0 +1,313 @@
+/**
+ * The MCP server's stdio transport against raw, abusive input: every bad
+ * line gets the JSON-RPC error the spec names, and the server keeps serving.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { tempDir, underDeno } from "./helpers.ts";
+
+interface Message {
+  id?: string | number | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: "init",
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "abuse", version: "1" },
+  },
+};
+
+/** The MCP server spawned as a user would, spoken to line by line. */
+class RawServer {
+  readonly messages: Message[] = [];
+  readonly #child: ChildProcessWithoutNullStreams;
+  #exited: number | null | undefined = undefined;
+  #rest = "";
+  #waiters: (() => void)[] = [];
+
+  constructor(root: string) {
+    const source = import.meta.url.endsWith(".ts");
+    const cli = fileURLToPath(new URL(source ? "../cli.ts" : "../cli.js", import.meta.url));
+    const [command, args] = underDeno
+      ? ["deno", ["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", cli]]
+      : [process.execPath, [cli]];
+    this.#child = spawn(command, [...args, "mcp", "--root", root], {
+      env: process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.#child.stderr.resume();
+    this.#child.stdin.on("error", () => {});
+    this.#child.stdout.setEncoding("utf8");
+    this.#child.stdout.on("data", (text: string) => {
+      const lines = (this.#rest + text).split("\n");
+      this.#rest = lines.pop()!;
+      for (const line of lines) this.messages.push(JSON.parse(line));
+      this.#wake();
+    });
+    this.#child.on("exit", (code) => {
+      this.#exited = code;
+      this.#wake();
+    });
+  }
+
+  #wake(): void {
+    for (const waiter of this.#waiters.splice(0)) waiter();
+  }
+
+  /** Writes text as it is, waiting for the pipe to take it. */
+  async write(text: string): Promise<void> {
+    if (!this.#child.stdin.write(text)) {
+      await new Promise<void>((resolve) => this.#child.stdin.once("drain", resolve));
+    }
+  }
+
+  /** Sends one message as a line. */
+  send(message: unknown): Promise<void> {
+    return this.write(JSON.stringify(message) + "\n");
+  }
+
+  /** The first message with this id, waited for. */
+  async reply(id: string | number, timeoutMs = 20_000): Promise<Message> {
+    const deadline = Date.now() + timeoutMs;
+    while (true) {
+      const found = this.messages.find((m) => m.id === id && m.method === undefined);
+      if (found !== undefined) return found;
+      assert.equal(this.#exited, undefined, `the server exited (${this.#exited}) before ${id}`);
+      const left = deadline - Date.now();
+      assert.ok(left > 0, `no reply to ${id}; got ${JSON.stringify(this.messages).slice(0, 500)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiters.push(() => (clearTimeout(timer), resolve()));
+      });
+    }
+  }
+
+  /** Sends a request and waits for its reply. */
+  async request(id: string | number, method: string, params?: unknown): Promise<Message> {
+    await this.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+    return this.reply(id);
+  }
+
+  /** Replies with id null, in order. */
+  anonymous(): Message[] {
+    return this.messages.filter((m) => m.id === null);
+  }
+
+  async initialize(): Promise<void> {
+    await this.send(INITIALIZE);
+    assert.ok((await this.reply("init")).result, "initialize answered");
+    await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  }
+
+  /** A valid tools/list and a real tools/call still work. */
+  async stillServes(tag: string): Promise<void> {
+    const list = await this.request(`${tag}-list`, "tools/list");
+    const tools = (list.result?.tools ?? []) as { name: string }[];
+    assert.ok(tools.some((t) => t.name === "read"), JSON.stringify(list).slice(0, 300));
+    const read = await this.request(`${tag}-read`, "tools/call", {
+      name: "read",
+      arguments: { path: "a.txt" },
+    });
+    assert.equal(read.result?.isError, false, JSON.stringify(read));
+    assert.match(text(read), /1\talpha/);
+  }
+
+  async close(): Promise<void> {
+    this.#child.stdin.end();
+    if (this.#exited !== undefined) return;
+    await new Promise<void>((resolve) => this.#child.once("exit", () => resolve()));
+  }
+}
+
+function text(message: Message): string {
+  const content = (message.result?.content ?? []) as { text: string }[];
+  return content.map((c) => c.text).join("\n");
+}
+
+async function withServer(body: (server: RawServer) => Promise<void>): Promise<void> {
+  const dir = await tempDir();
+  await writeFile(`${dir.path}/a.txt`, "alpha\n");
+  const server = new RawServer(dir.path);
+  try {
+    await body(server);
+  } finally {
+    await server.close();
+    await dir.cleanup();
+  }
+}
+
+test("MCP: a 20 MB line, valid or garbage, is answered with -32600 and id null naming the cap, and the server keeps serving", async () => {
+  await withServer(async (server) => {
+    await server.initialize();
+    const padding = "a".repeat(20 * 1024 * 1024);
+    await server.send({ jsonrpc: "2.0", id: 99, method: "tools/list", params: { padding } });
+    await server.write(`${padding}}{garbage\n`);
+    await server.stillServes("after");
+    const refusals = server.anonymous();
+    assert.equal(refusals.length, 2, JSON.stringify(refusals));
+    for (const refusal of refusals) {
+      assert.equal(refusal.error?.code, -32600);
+      assert.match(refusal.error!.message, /longer than 4194304 bytes/);
+    }
+    assert.equal(server.messages.find((m) => m.id === 99), undefined, "the long request never ran");
+  });
+});
+
+test("MCP: each of 20 malformed lines gets -32700 with id null, and the server keeps serving", async () => {
+  await withServer(async (server) => {
+    await server.initialize();
+    const malformed = [
+      "{bad",
+      "{",
+      "}",
+      "not json",
+      '{"jsonrpc":"2.0","id":1,"method":"tools/list"',
+      '{"jsonrpc":"2.0",}',
+      "'single'",
+      "{'jsonrpc':'2.0'}",
+      "undefined",
+      "NaN",
+      "[1,2",
+      '"unterminated',
+      "{}}",
+      "\u0000\u0001\u0002",
+      "\\x7b",
+      "tru",
+      '{"a":01}',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/list"}garbage',
+      "<?xml version='1.0'?>",
+      "--",
+      '{"id":1e}',
+    ];
+    for (const line of malformed) await server.write(line + "\n");
+    await server.stillServes("after");
+    const refusals = server.anonymous();
+    assert.equal(refusals.length, malformed.length, JSON.stringify(refusals));
+    assert.ok(refusals.every((r) => r.error?.code === -32700), JSON.stringify(refusals));
+  });
+});
+
+test("MCP: invalid envelopes with an id get -32600 with that id; batches get -32600; invalid notifications get no reply", async () => {
+  await withServer(async (server) => {
+    await server.initialize();
+    const cases: [string | number, Record<string, unknown>, RegExp][] = [
+      ["params", { method: "tools/call", params: "read" }, /"params" must be an object/],
+      ["method", { method: 42 }, /"method" must be a string/],
+      ["missing", {}, /needs a string "method"/],
+      ["extra", { method: "tools/list", surplus: true }, /unexpected member/],
+    ];
+    for (const [id, rest] of cases) await server.send({ jsonrpc: "2.0", id, ...rest });
+    await server.send({ jsonrpc: "1.0", id: "version", method: "tools/list" });
+    await server.send([{ jsonrpc: "2.0", id: "batched", method: "tools/list" }]);
+    await server.send({ jsonrpc: "2.0", method: "notifications/whatever", params: "bad" });
+    await server.send({ jsonrpc: "1.0", method: "notifications/initialized" });
+    for (const [id, , pattern] of cases) {
+      const reply = await server.reply(id);
+      assert.equal(reply.error?.code, -32600, JSON.stringify(reply));
+      assert.match(reply.error!.message, pattern);
+    }
+    const version = await server.reply("version");
+    assert.equal(version.error?.code, -32600);
+    assert.match(version.error!.message, /"jsonrpc" must be "2\.0"/);
+    await server.stillServes("after");
+    const refusals = server.anonymous();
+    assert.equal(refusals.length, 1, "the batch, and no reply to either notification");
+    assert.equal(refusals[0].error?.code, -32600);
+    assert.match(refusals[0].error!.message, /batches/);
+    assert.equal(server.messages.find((m) => m.id === "batched"), undefined);
+  });
+});
+
+test("MCP: a request before initialize gets -32600; ping is answered; after initialize the server serves", async () => {
+  await withServer(async (server) => {
+    const early = await server.request("early", "tools/list");
+    assert.equal(early.error?.code, -32600);
+    assert.match(early.error!.message, /before initialize/);
+    const call = await server.request("early-call", "tools/call", {
+      name: "read",
+      arguments: { path: "a.txt" },
+    });
+    assert.equal(call.error?.code, -32600);
+    assert.deepEqual((await server.request("ping", "ping")).result, {});
+    await server.initialize();
+    await server.stillServes("after");
+  });
+});
+
+test("MCP: tools/call with non-object or schema-violating arguments is a tool result with isError; params that do not fit get -32602", async () => {
+  await withServer(async (server) => {
+    await server.initialize();
+    for (const [id, args] of [["string", "read"], ["array", [1]], ["null", null], ["number", 3]]) {
+      const reply = await server.request(id as string, "tools/call", {
+        name: "read",
+        arguments: args,
+      });
+      assert.equal(reply.result?.isError, true, JSON.stringify(reply));
+      assert.match(text(reply), /^\[invalid_input\] The input of read must be a JSON object\.$/);
+    }
+    const schema = await server.request("schema", "tools/call", {
+      name: "read",
+      arguments: { path: 3, bogus: true },
+    });
+    assert.equal(schema.result?.isError, true);
+    assert.match(
+      text(schema),
+      /^\[invalid_input\] Invalid input for read:\n.*path: expected string/s,
+    );
+    const unknown = await server.request("unknown", "tools/call", { name: "nope", arguments: {} });
+    assert.match(text(unknown), /^\[unknown_tool\] There is no tool named nope/);
+    assert.equal(text(unknown).split("unknown_tool").length, 2, "the code appears once");
+    for (
+      const [id, method, params, pattern] of [
+        ["no-name", "tools/call", { arguments: {} }, /params\.name/],
+        ["array-params", "tools/call", ["read"], /params: MCP params are a JSON object/],
+        ["level", "logging/setLevel", { level: "loud" }, /params\.level/],
+      ] as [string, string, unknown, RegExp][]
+    ) {
+      const reply = await server.request(id, method, params);
+      assert.equal(reply.error?.code, -32602, JSON.stringify(reply));
+      assert.match(reply.error!.message, new RegExp(`^Invalid params for ${method}:\\n`));
+      assert.match(reply.error!.message, pattern);
+    }
+    await server.stillServes("after");
+  });
+});
+
+test("MCP: logging is a capability; refused input is reported as notifications/message at warning, not when the level is above it", async () => {
+  await withServer(async (server) => {
+    await server.send(INITIALIZE);
+    const init = await server.reply("init");
+    assert.deepEqual((init.result?.capabilities as Record<string, unknown>).logging, {});
+    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    assert.deepEqual(
+      (await server.request("warn", "logging/setLevel", { level: "warning" })).result,
+      {},
+    );
+    await server.write("{bad\n");
+    await server.request("p1", "ping");
+    const logged = () => server.messages.filter((m) => m.method === "notifications/message");
+    assert.equal(logged().length, 1, JSON.stringify(server.messages));
+    assert.equal(logged()[0].params?.level, "warning");
+    assert.match(String(logged()[0].params?.data), /Parse error/);
+    assert.deepEqual(
+      (await server.request("err", "logging/setLevel", { level: "error" })).result,
+      {},
+    );
+    await server.write("{bad\n");
+    await server.request("p2", "ping");
+    assert.equal(server.anonymous().length, 2, "both bad lines answered");
+    assert.equal(logged().length, 1, "a warning is not sent at level error");
+  });
+});
