@@ -15,3 +15,5 @@
  */
 export { ARTIFACTS_META_KEY, createMcpServer, serveStdio } from "./src/mcp/server.ts";
 export type { McpServerOptions } from "./src/mcp/server.ts";
+export { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "./src/mcp/artifacts_meta.ts";
+export type { MetaArtifact, PriorContentOmitted } from "./src/mcp/artifacts_meta.ts";

@@ -43,11 +43,13 @@ it runs. Where the policy says ask, asks on the terminal (y/N); without a
 terminal the call is refused. Exits 1 when the result is not ok.
 
 Example: openwork-tools call grep '{"pattern":"TODO","mode":"content"}'`,
-  mcp: `Usage: openwork-tools mcp [--root DIR] [--mode MODE] [--skill-root DIR]
+  mcp: `Usage: openwork-tools mcp [--root DIR] [--mode MODE] [--skill-root DIR] [--full-artifacts]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects.
 Where the policy says ask, the server asks through MCP elicitation when the
-client supports it; otherwise the call is refused with a readable reason.`,
+client supports it; otherwise the call is refused with a readable reason.
+Results carry their file-change artifacts in _meta, with at most 64 KiB of
+prior file contents per result; --full-artifacts sends them whole.`,
 };
 
 class UsageError extends Error {}
@@ -169,6 +171,7 @@ export async function main(args: readonly string[]): Promise<number> {
           mode: { type: "string" },
           format: { type: "string" },
           json: { type: "boolean" },
+          "full-artifacts": { type: "boolean" },
         },
       });
     } catch (error) {
@@ -209,7 +212,11 @@ export async function main(args: readonly string[]): Promise<number> {
     toolset.session.filesystem.prepareSearch?.();
     // Loaded here: the other commands never pay for the MCP SDK.
     const { serveStdio } = await import("../mcp/server.ts");
-    await serveStdio(toolset, { name: "openwork-tools", version: VERSION });
+    await serveStdio(toolset, {
+      name: "openwork-tools",
+      version: VERSION,
+      fullArtifacts: values["full-artifacts"] === true,
+    });
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

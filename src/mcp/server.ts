@@ -20,8 +20,15 @@ import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
+import { boundArtifacts } from "./artifacts_meta.ts";
 
-/** The `_meta` key under which results carry their file-change artifacts. */
+/**
+ * The `_meta` key under which results carry their file-change artifacts. By
+ * default a result's prior contents there total at most 64 KiB
+ * (`META_PRIOR_CONTENT_BYTES`); past it an artifact has no `priorContent`
+ * but `priorContentOmitted: true` and `priorContentBytes`. The option
+ * `fullArtifacts` (CLI: `--full-artifacts`) sends them whole.
+ */
 export const ARTIFACTS_META_KEY = "openwork/artifacts";
 
 type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -30,6 +37,7 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 interface CallToolAnswer {
   [key: string]: unknown;
   content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
   isError: boolean;
   _meta?: Record<string, unknown>;
 }
@@ -40,20 +48,34 @@ export interface McpServerOptions {
   readonly name?: string;
   /** The server's version in `initialize`. */
   readonly version?: string;
+  /**
+   * Send every artifact whole in `_meta`, prior contents of any size
+   * included (default `false`: at most 64 KiB of them per result).
+   */
+  readonly fullArtifacts?: boolean;
 }
 
-function answer(result: ToolResult): CallToolAnswer {
+function answer(
+  result: ToolResult,
+  structured: ReadonlySet<string>,
+  options: McpServerOptions,
+): CallToolAnswer {
   // The code leads a failure's text once (the result's own text opens with it too).
   const text = result.ok
     ? result.output
     : `[${result.error?.code}] ${result.output.replace(/^Error \([a-z_]+\): /, "")}`;
+  // A tool with an output schema gives its data as structuredContent on success only: the
+  // schema describes successful results (MCP spec), and an error's data (a timed-out
+  // command's output) is in its text. The model's text stays the tool's own, not the JSON.
+  const data = result.ok && structured.has(result.name) ? result.data : undefined;
   return {
     content: [{ type: "text", text }],
+    ...(data === undefined ? {} : { structuredContent: data as Record<string, unknown> }),
     isError: !result.ok,
     _meta: {
       "openwork/toolId": result.toolId,
       "openwork/durationMs": result.durationMs,
-      [ARTIFACTS_META_KEY]: result.artifacts,
+      [ARTIFACTS_META_KEY]: boundArtifacts(result.artifacts, options.fullArtifacts === true),
     },
   };
 }
@@ -81,10 +103,16 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: toolset.definitions.map((d) => ({
       name: d.name,
+      title: d.title,
       description: d.description,
       inputSchema: d.inputSchema,
+      ...(d.outputSchema === undefined ? {} : { outputSchema: d.outputSchema }),
+      annotations: d.annotations,
     })),
   }));
+  const structured = new Set(
+    toolset.definitions.filter((d) => d.outputSchema !== undefined).map((d) => d.name),
+  );
 
   /** Asks the person through elicitation; a refusal says why, in words for the model. */
   async function approve({ prepared, verdict, signal }: ApprovalRequest): Promise<ApprovalAnswer> {
@@ -142,7 +170,7 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
         approve,
         ...(progress === undefined ? {} : { progress }),
       });
-      return answer(result);
+      return answer(result, structured, options);
     },
   );
 
