@@ -12,7 +12,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { builtinRegistry } from "../mod.ts";
+import { builtinRegistry, type FileChangeArtifact } from "../mod.ts";
+import { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "../mcp.ts";
 import { ALL_TOOLS, sh, tempDir, underDeno } from "./helpers.ts";
 
 /** How to start the CLI: `deno run cli.ts` under Deno, `node cli.js` against the npm build. */
@@ -366,6 +367,41 @@ test("MCP: an edit of a large file keeps _meta under the prior-content cap; --fu
   } finally {
     await dir.cleanup();
   }
+});
+
+test("MCP: _meta keeps prior contents up to 64 KiB per result, in order, and marks those left out", () => {
+  const artifact = (path: string, priorContent: string | null): FileChangeArtifact => ({
+    kind: "file_change",
+    changeId: path,
+    path,
+    change: priorContent === null ? "created" : "modified",
+    added: 1,
+    removed: 1,
+    hunks: [],
+    sha256Before: priorContent === null ? null : "0".repeat(64),
+    sha256After: "1".repeat(64),
+    priorContent,
+    undone: false,
+  });
+  assert.equal(META_PRIOR_CONTENT_BYTES, 64 * 1024);
+  const half = "é".repeat(16 * 1024); // 32 KiB in UTF-8
+  const all = [
+    artifact("a", half),
+    artifact("b", null),
+    artifact("c", half + "x"),
+    artifact("d", half.slice(1)),
+  ];
+  const bounded = boundArtifacts(all, false) as unknown as readonly Record<string, unknown>[];
+  assert.equal(bounded[0].priorContent, half);
+  assert.equal(bounded[1].priorContent, null);
+  assert.equal("priorContent" in bounded[2], false);
+  assert.deepEqual([bounded[2].priorContentOmitted, bounded[2].priorContentBytes], [
+    true,
+    32 * 1024 + 1,
+  ]);
+  assert.equal(bounded[3].priorContent, half.slice(1), "a later one that fits is kept");
+  assert.equal(bounded[2].sha256Before, "0".repeat(64), "the rest of an artifact is kept");
+  assert.equal(boundArtifacts(all, true), all);
 });
 
 function runCli(
