@@ -13,7 +13,12 @@
  *
  * @module
  */
-export { ARTIFACTS_META_KEY, createMcpServer, serveStdio } from "./src/mcp/server.ts";
-export type { McpServerOptions } from "./src/mcp/server.ts";
+export {
+  APPROVAL_MODES,
+  ARTIFACTS_META_KEY,
+  createMcpServer,
+  serveStdio,
+} from "./src/mcp/server.ts";
+export type { ApprovalMode, McpServerOptions } from "./src/mcp/server.ts";
 export { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "./src/mcp/artifacts_meta.ts";
 export type { MetaArtifact, PriorContentOmitted } from "./src/mcp/artifacts_meta.ts";

@@ -6,42 +6,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import process from "node:process";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { builtinRegistry, type FileChangeArtifact } from "../mod.ts";
 import { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "../mcp.ts";
-import { ALL_TOOLS, sh, tempDir, underDeno } from "./helpers.ts";
-
-/** How to start the CLI: `deno run cli.ts` under Deno, `node cli.js` against the npm build. */
-function cliCommand(): { command: string; args: string[] } {
-  const source = import.meta.url.endsWith(".ts");
-  const cli = fileURLToPath(new URL(source ? "../cli.ts" : "../cli.js", import.meta.url));
-  if (underDeno) {
-    // By name, as `--allow-run=deno` grants it.
-    return {
-      command: "deno",
-      args: [
-        "run",
-        "--quiet",
-        "--allow-read",
-        "--allow-write",
-        "--allow-env",
-        "--allow-run=bash",
-        cli,
-      ],
-    };
-  }
-  return { command: process.execPath, args: [cli] };
-}
-
-// The host's environment: the child runtime needs its package cache and certificate settings.
-const ENV: Record<string, string> = Object.fromEntries(
-  Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
-);
+import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
+import { cliCommand, ENV } from "./mcp_helpers.ts";
 
 async function connect(
   root: string,

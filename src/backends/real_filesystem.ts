@@ -21,7 +21,15 @@
  *
  * @module
  */
-import { constants } from "node:fs";
+import {
+  constants,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  renameSync,
+  rmdirSync,
+  unlinkSync,
+} from "node:fs";
 import * as fs from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import type { Stats } from "node:fs";
@@ -86,6 +94,30 @@ export type RealFileSystem = Pick<
   | "mkdir"
   | "remove"
 >;
+
+/**
+ * Operations on one name (usually inside a verified directory), run
+ * synchronously: each is one system call on a directory entry, answered in
+ * microseconds on a local file system, where a trip through the runtime's
+ * thread pool costs tens of them, and an edit makes about a dozen.
+ */
+const names = {
+  lstat: (path: string): Promise<Stats> => settle(() => lstatSync(path)),
+  rename: (from: string, to: string): Promise<void> => settle(() => renameSync(from, to)),
+  link: (from: string, to: string): Promise<void> => settle(() => linkSync(from, to)),
+  unlink: (path: string): Promise<void> => settle(() => unlinkSync(path)),
+  mkdir: (path: string, mode?: number): Promise<void> => settle(() => void mkdirSync(path, mode)),
+  rmdir: (path: string): Promise<void> => settle(() => rmdirSync(path)),
+};
+
+/** The outcome of a synchronous call as a promise: its value, or a rejection with what it threw. */
+function settle<T>(call: () => T): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
 
 /** Whether this runtime's `open` resolves a path itself before opening it (Deno does). */
 const OPEN_RESOLVES_ITSELF = isDeno;
@@ -240,7 +272,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   async function openRegular(path: CheckedPath): Promise<{ handle: FileHandle; size: number }> {
     const real = unwrapCheckedPath(path);
     // A FIFO or device is never opened: its kind is looked at first, and again once open.
-    const before = await attempt("read", path.display, () => fs.lstat(real));
+    const before = await attempt("read", path.display, () => names.lstat(real));
     if (before.isDirectory()) {
       throw new ToolError("is_directory", `${path.display} is a directory.`);
     }
@@ -291,7 +323,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   /** What is at `name` in `directory` now, without following a link; `null` when nothing. */
   async function entryAt(directory: Directory, name: string): Promise<Stats | null> {
     try {
-      return await fs.lstat(directory.at(name));
+      return await names.lstat(directory.at(name));
     } catch (error) {
       if (isMissing(error)) return null;
       throw error;
@@ -315,21 +347,21 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   ): Promise<Made> {
     const aside = siblingName(name, "old");
     try {
-      await fs.rename(directory.at(name), directory.at(aside));
+      await names.rename(directory.at(name), directory.at(aside));
     } catch (error) {
       if (isMissing(error)) throw stale(shown);
       throw error;
     }
-    const drop = () => fs.unlink(directory.at(aside)).catch(() => {});
+    const drop = () => names.unlink(directory.at(aside)).catch(() => {});
     // Puts the moved-aside version back, unless another file took the name meanwhile.
     const restore = async () => {
-      await fs.link(directory.at(aside), directory.at(name)).catch(() => {});
+      await names.link(directory.at(aside), directory.at(name)).catch(() => {});
       await drop();
     };
-    const found = await fs.lstat(directory.at(aside)).catch(() => null);
+    const found = await names.lstat(directory.at(aside)).catch(() => null);
     if (found === null || !found.isFile()) {
       // Another object (a directory) was exchanged into the name: it goes back as it came.
-      await fs.rename(directory.at(aside), directory.at(name)).catch(() => {});
+      await names.rename(directory.at(aside), directory.at(name)).catch(() => {});
       throw stale(shown);
     }
     const handle = await fs.open(directory.at(aside), READ_FLAGS).catch(() => null);
@@ -346,7 +378,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       }
       if (temporary === null) return { finish: drop, takeBack: restore };
       try {
-        await fs.link(temporary, directory.at(name));
+        await names.link(temporary, directory.at(name));
       } catch (error) {
         await restore();
         // Another file appeared at the name: it is newer than the version read, and stays.
@@ -356,12 +388,12 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       if (!(await holdsExpected())) {
         // Written into after the check: that version goes back over this one (a third version
         // renamed into place in the microseconds between would be replaced by it).
-        await fs.rename(directory.at(aside), directory.at(name));
+        await names.rename(directory.at(aside), directory.at(name));
         throw stale(shown);
       }
       return {
         finish: drop,
-        takeBack: () => fs.rename(directory.at(aside), directory.at(name)),
+        takeBack: () => names.rename(directory.at(aside), directory.at(name)),
       };
     } finally {
       await handle?.close().catch(() => {});
@@ -380,7 +412,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       // Looked up inside the verified parent: a link swapped in is reported as one.
       const directory = await openDirectory(dirname(real), path.display, "inspect");
       try {
-        return infoOf(await fs.lstat(directory.at(basename(real))));
+        return infoOf(await names.lstat(directory.at(basename(real))));
       } catch (e) {
         throw toToolError(e, "inspect", path.display);
       } finally {
@@ -456,7 +488,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           // swapped in meanwhile finds no such directory, so the file is made there or nowhere.
           if (OPEN_RESOLVES_ITSELF) {
             staging = siblingName(name, "new");
-            await fs.mkdir(directory.at(staging), 0o700);
+            await names.mkdir(directory.at(staging), 0o700);
             stage = await openDirectory(
               directory.real === "/" ? `/${staging}` : `${directory.real}/${staging}`,
               path.display,
@@ -472,12 +504,14 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           // link swapped in meanwhile can redirect. Bytes that went elsewhere are taken out of the
           // file (through its descriptor); a file made elsewhere is removed where the kernel says.
           const ours = await file.stat();
-          const stillOurs = async () => sameObject(ours, await fs.lstat(at).catch(() => null));
+          const stillOurs = async () => sameObject(ours, await names.lstat(at).catch(() => null));
           const disown = async () => {
             await file.truncate(0).catch(() => {});
             const through = route();
             if (OPEN_RESOLVES_ITSELF && through !== null) {
-              await fs.readlink(descriptorPath(through, file.fd)).then(fs.unlink).catch(() => {});
+              await fs.readlink(descriptorPath(through, file.fd)).then(names.unlink).catch(
+                () => {},
+              );
             }
           };
           try {
@@ -494,19 +528,19 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
             await ready();
             let made: Made;
             if (write.replaces === undefined) {
-              await fs.rename(temporary, directory.at(name));
+              await names.rename(temporary, directory.at(name));
               temporary = null;
               made = { finish: () => Promise.resolve(), takeBack: null };
             } else if (write.replaces === null) {
               try {
-                await fs.link(temporary, directory.at(name));
+                await names.link(temporary, directory.at(name));
               } catch (error) {
                 if (codeOfRuntimeError(error) === "already_exists") throw stale(path.display);
                 throw error;
               }
               made = {
                 finish: () => Promise.resolve(),
-                takeBack: () => fs.unlink(directory.at(name)),
+                takeBack: () => names.unlink(directory.at(name)),
               };
             } else {
               made = await swapIfHolds(directory, name, temporary, write.replaces, path.display);
@@ -514,7 +548,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
             // What went into place must be this file: if it was exchanged between the last look
             // and the commit, its bytes are taken out of it wherever it went. (A newer version
             // another program put in place since is not this file either, and stays.)
-            const placed = await fs.lstat(directory.at(name)).catch(() => null);
+            const placed = await names.lstat(directory.at(name)).catch(() => null);
             if (!sameObject(ours, placed)) {
               await file.truncate(0).catch(() => {});
               await made.finish();
@@ -525,17 +559,17 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
             await file.close();
           }
         } finally {
-          if (temporary !== null) await fs.unlink(temporary).catch(() => {});
+          if (temporary !== null) await names.unlink(temporary).catch(() => {});
           await stage?.close();
-          if (staging !== null) await fs.rmdir(directory.at(staging)).catch(() => {});
+          if (staging !== null) await names.rmdir(directory.at(staging)).catch(() => {});
         }
       });
     },
     mkdir(path) {
       return inParent(path, "create the directory", async (directory, name, ready) => {
         await ready();
-        await fs.mkdir(directory.at(name));
-        return { finish: () => Promise.resolve(), takeBack: () => fs.rmdir(directory.at(name)) };
+        await names.mkdir(directory.at(name));
+        return { finish: () => Promise.resolve(), takeBack: () => names.rmdir(directory.at(name)) };
       });
     },
     remove(path, removal: ReplaceOptions = {}) {
@@ -552,7 +586,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
         if (removal.replaces instanceof Uint8Array) {
           return await swapIfHolds(directory, name, null, removal.replaces, path.display);
         }
-        await fs.unlink(directory.at(name));
+        await names.unlink(directory.at(name));
         return { finish: () => Promise.resolve(), takeBack: null };
       });
     },

@@ -43,13 +43,23 @@ it runs. Where the policy says ask, asks on the terminal (y/N); without a
 terminal the call is refused. Exits 1 when the result is not ok.
 
 Example: openwork-tools call grep '{"pattern":"TODO","mode":"content"}'`,
-  mcp: `Usage: openwork-tools mcp [--root DIR] [--mode MODE] [--skill-root DIR] [--full-artifacts]
+  mcp: `Usage: openwork-tools mcp [--root DIR] [--mode MODE] [--skill-root DIR] [--approval HOW]
+                          [--full-artifacts]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects.
-Where the policy says ask, the server asks through MCP elicitation when the
-client supports it; otherwise the call is refused with a readable reason.
-Results carry their file-change artifacts in _meta, with at most 64 KiB of
-prior file contents per result; --full-artifacts sends them whole.`,
+Without --root, the working directory is the client's first file:// root
+when the client declares roots (and moves when they change), else the
+current directory.
+
+--approval HOW   who decides a call the policy asks about:
+  elicit   the person, through MCP elicitation where the client supports it;
+           otherwise the call is refused with a readable reason (default)
+  client   the client's own confirmation of each tool call (the tools'
+           annotations tell it which are risky): the call runs
+  policy   nobody: only what the policy allows runs
+
+--full-artifacts  send file-change artifacts in _meta whole; by default a
+                  result carries at most 64 KiB of prior file contents`,
 };
 
 class UsageError extends Error {}
@@ -171,6 +181,7 @@ export async function main(args: readonly string[]): Promise<number> {
           mode: { type: "string" },
           format: { type: "string" },
           json: { type: "boolean" },
+          approval: { type: "string" },
           "full-artifacts": { type: "boolean" },
         },
       });
@@ -183,6 +194,9 @@ export async function main(args: readonly string[]): Promise<number> {
       return 0;
     }
     if (command !== "call" && values.json) throw new UsageError("--json is an option of call");
+    if (command !== "mcp" && values.approval !== undefined) {
+      throw new UsageError("--approval is an option of mcp");
+    }
     if (command !== "tools" && values.format !== undefined) {
       throw new UsageError("--format is an option of tools");
     }
@@ -211,11 +225,22 @@ export async function main(args: readonly string[]): Promise<number> {
     // A server runs long: its search workers start now, so the first grep or glob needs no wait.
     toolset.session.filesystem.prepareSearch?.();
     // Loaded here: the other commands never pay for the MCP SDK.
-    const { serveStdio } = await import("../mcp/server.ts");
+    const { APPROVAL_MODES, serveStdio } = await import("../mcp/server.ts");
+    const approval = (values.approval ?? "elicit") as (typeof APPROVAL_MODES)[number];
+    if (!APPROVAL_MODES.includes(approval)) {
+      throw new UsageError(
+        `--approval must be one of ${APPROVAL_MODES.join(", ")}, not ${values.approval}`,
+      );
+    }
     await serveStdio(toolset, {
       name: "openwork-tools",
       version: VERSION,
+      approval,
       fullArtifacts: values["full-artifacts"] === true,
+      // A root given on the command line wins over the client's roots.
+      ...(values.root === undefined
+        ? { toolsetForRoot: (root: string) => toolsetFor({ ...values, root }) }
+        : {}),
     });
     return 0;
   } catch (error) {

@@ -9,7 +9,12 @@
 import process from "node:process";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  RootsListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { ClientRoots } from "./roots.ts";
 import type {
   CallToolRequest,
   ServerNotification,
@@ -42,12 +47,37 @@ interface CallToolAnswer {
   _meta?: Record<string, unknown>;
 }
 
+/**
+ * Who decides a call the policy says to ask about:
+ * - `elicit`: the person, asked through MCP elicitation where the client
+ *   supports it; otherwise the call is refused, with a text that says how
+ *   to change the mode.
+ * - `client`: the client's own confirmation of each tool call is the gate,
+ *   so the call runs (the tools' annotations tell the client which are risky).
+ * - `policy`: nobody; only what the policy allows runs.
+ */
+export type ApprovalMode = "elicit" | "client" | "policy";
+
+/** The approval modes, in the order the CLI names them. */
+export const APPROVAL_MODES: readonly ApprovalMode[] = ["elicit", "client", "policy"];
+
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
   /** The server's name in `initialize` (default `openwork-tools`). */
   readonly name?: string;
   /** The server's version in `initialize`. */
   readonly version?: string;
+  /** Who decides calls the policy asks about (default `elicit`). */
+  readonly approval?: ApprovalMode;
+  /**
+   * Makes a toolset whose working directory is `root`. When given, and the
+   * client declares `roots`, the working directory of new calls is the
+   * client's first `file://` root, read again on
+   * `notifications/roots/list_changed`; the toolset given to the server is
+   * used until then. A host that fixes the root (the CLI's `--root`) leaves
+   * it out.
+   */
+  readonly toolsetForRoot?: (root: string) => Promise<FinalizedToolset>;
   /**
    * Send every artifact whole in `_meta`, prior contents of any size
    * included (default `false`: at most 64 KiB of them per result).
@@ -94,11 +124,29 @@ function answer(
  * await createMcpServer(toolset).connect(new StdioServerTransport());
  * ```
  */
-export function createMcpServer(toolset: FinalizedToolset, options: McpServerOptions = {}): Server {
+export function createMcpServer(
+  toolset: FinalizedToolset,
+  options: McpServerOptions = {},
+): Server & { toolsets(): FinalizedToolset[] } {
   const server = new Server(
     { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
     { capabilities: { tools: {} } },
   );
+  const make = options.toolsetForRoot;
+  const roots = new ClientRoots(
+    {
+      declared: () => make !== undefined && server.getClientCapabilities()?.roots !== undefined,
+      list: () => server.listRoots(),
+    },
+    toolset,
+    make ?? (() => Promise.resolve(toolset)),
+    (message) => process.stderr.write(`openwork-tools: ${message}\n`),
+  );
+  server.oninitialized = () => roots.refresh();
+  server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+    roots.refresh();
+    return Promise.resolve();
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: toolset.definitions.map((d) => ({
@@ -114,7 +162,12 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
     toolset.definitions.filter((d) => d.outputSchema !== undefined).map((d) => d.name),
   );
 
-  /** Asks the person through elicitation; a refusal says why, in words for the model. */
+  const approval = options.approval ?? "elicit";
+
+  /**
+   * Decides a call the policy asks about, by the approval mode; a refusal
+   * says why, in words for the model.
+   */
   async function approve({ prepared, verdict, signal }: ApprovalRequest): Promise<ApprovalAnswer> {
     const what = describeEffects(prepared.name, prepared.effects);
     const refused = (how: string) => ({
@@ -122,9 +175,17 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
       reason: `${what} needs the person's approval (${verdict.source}); ${how}. ` +
         "Prefer read-only commands, or ask the person to allow it.",
     });
+    if (approval === "client") return true;
+    if (approval === "policy") {
+      return refused(
+        "the server runs with --approval policy, which runs only what the policy allows, so it " +
+          "was not run",
+      );
+    }
     if (server.getClientCapabilities()?.elicitation === undefined) {
       return refused(
-        "this MCP client cannot ask the person (no elicitation support), so it was not run",
+        "this MCP client cannot ask the person (no elicitation support), so it was not run; a " +
+          "client that confirms each tool call itself can start the server with --approval client",
       );
     }
     try {
@@ -162,7 +223,7 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
               message: event.kind === "message" ? event.message : event.chunk,
             },
           });
-      const result = await toolset.call({
+      const result = await (await roots.current()).call({
         name: request.params.name,
         input: request.params.arguments ?? {},
         callId: `mcp-${String(extra.requestId)}`,
@@ -174,7 +235,7 @@ export function createMcpServer(toolset: FinalizedToolset, options: McpServerOpt
     },
   );
 
-  return server;
+  return Object.assign(server, { toolsets: () => roots.all() });
 }
 
 /**
@@ -193,5 +254,7 @@ export async function serveStdio(
   process.stdin.once("close", hangUp);
   await server.connect(new StdioServerTransport());
   await closed;
-  await toolset.session.processes.shutdown();
+  await Promise.all(
+    server.toolsets().map((made: FinalizedToolset) => made.session.processes.shutdown()),
+  );
 }

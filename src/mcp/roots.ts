@@ -1,0 +1,87 @@
+/**
+ * The working directory from the MCP client's roots: when the client
+ * declares `roots`, its first `file://` root becomes the working directory
+ * of the calls that follow, and `notifications/roots/list_changed` moves it
+ * for the calls after that. Calls already running keep their toolset.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import type { FinalizedToolset } from "../contract/toolset.ts";
+
+/** What the roots need of the MCP server. */
+export interface RootsSource {
+  /** Whether the client declared the `roots` capability. */
+  declared(): boolean;
+  /** The client's roots (`roots/list`). */
+  list(): Promise<{ roots: { uri: string; name?: string }[] }>;
+}
+
+/**
+ * The toolset for new calls: the fallback (`--root`, or the current
+ * directory) until the client's roots name a working directory.
+ */
+export class ClientRoots {
+  readonly #source: RootsSource;
+  readonly #make: (root: string) => Promise<FinalizedToolset>;
+  readonly #warn: (message: string) => void;
+  readonly #made = new Map<string, FinalizedToolset>();
+  #current: Promise<FinalizedToolset>;
+
+  /**
+   * Roots from `source`, with toolsets made by `make` for a root's path;
+   * `warn` hears a root that cannot be used.
+   */
+  constructor(
+    source: RootsSource,
+    fallback: FinalizedToolset,
+    make: (root: string) => Promise<FinalizedToolset>,
+    warn: (message: string) => void,
+  ) {
+    this.#source = source;
+    this.#make = make;
+    this.#warn = warn;
+    this.#current = Promise.resolve(fallback);
+    this.#made.set(fallback.session.workingDirectory, fallback);
+  }
+
+  /** The toolset new calls use. */
+  current(): Promise<FinalizedToolset> {
+    return this.#current;
+  }
+
+  /** Every toolset made so far (their processes end with the server). */
+  all(): FinalizedToolset[] {
+    return [...new Set(this.#made.values())];
+  }
+
+  /** Reads the client's roots again; a failure keeps the working directory and is reported. */
+  refresh(): void {
+    if (!this.#source.declared()) return;
+    const before = this.#current;
+    this.#current = this.#read().catch(async (error) => {
+      this.#warn(`The client's roots were not used: ${(error as Error).message}`);
+      return await before;
+    });
+  }
+
+  async #read(): Promise<FinalizedToolset> {
+    const { roots } = await this.#source.list();
+    const files = roots.filter((root) => root.uri.startsWith("file://"));
+    if (files.length === 0) throw new Error("the client named no file:// root");
+    const [first, ...others] = files;
+    if (others.length > 0) {
+      this.#warn(
+        `Only the first root is the working directory (${first.uri}); ` +
+          `${others.map((r) => r.uri).join(", ")} ${others.length === 1 ? "is" : "are"} not used.`,
+      );
+    }
+    const path = fileURLToPath(first.uri);
+    const known = this.#made.get(path);
+    if (known !== undefined) return known;
+    const toolset = await this.#make(path);
+    this.#made.set(path, toolset);
+    this.#made.set(toolset.session.workingDirectory, toolset);
+    return toolset;
+  }
+}

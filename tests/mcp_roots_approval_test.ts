@@ -1,0 +1,138 @@
+/**
+ * The MCP server's working directory from the client's roots, and its three
+ * approval modes, against the official MCP client over stdio.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { tempDir } from "./helpers.ts";
+import { cliCommand, ENV } from "./mcp_helpers.ts";
+
+/** Starts the server with `flags`; a client with `roots` answers `roots/list` from `roots.current`. */
+async function start(
+  flags: string[],
+  roots?: { current: string[] },
+): Promise<Client> {
+  const { command, args } = cliCommand();
+  const transport = new StdioClientTransport({
+    command,
+    args: [...args, "mcp", ...flags],
+    env: ENV,
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
+    capabilities: roots === undefined ? {} : { roots: { listChanged: true } },
+  });
+  if (roots !== undefined) {
+    client.setRequestHandler(ListRootsRequestSchema, () =>
+      Promise.resolve({
+        roots: roots.current.map((path) => ({ uri: pathToFileURL(path).href, name: path })),
+      }));
+  }
+  await client.connect(transport);
+  return client;
+}
+
+function text(result: object): string {
+  return (result as { content: { text: string }[] }).content.map((c) => c.text).join("\n");
+}
+
+/** Reads `name` through the server until it answers with `expected` (roots are read asynchronously). */
+async function readUntil(client: Client, name: string, expected: RegExp): Promise<string> {
+  let last = "";
+  for (let attempt = 0; attempt < 50; attempt++) {
+    last = text(await client.callTool({ name: "read", arguments: { path: name } }));
+    if (expected.test(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return last;
+}
+
+test("MCP: without --root, the client's first file:// root is the working directory, and list_changed moves it", async () => {
+  const dir = await tempDir();
+  const [first, second] = [`${dir.path}/first`, `${dir.path}/second`];
+  await mkdir(first);
+  await mkdir(second);
+  await writeFile(`${first}/which.txt`, "the first root\n");
+  await writeFile(`${second}/which.txt`, "the second root\n");
+  const roots = { current: [first, second] };
+  const client = await start(["--mode", "default"], roots);
+  try {
+    assert.match(await readUntil(client, "which.txt", /the first root/), /the first root/);
+    roots.current = [second];
+    await client.sendRootsListChanged();
+    assert.match(await readUntil(client, "which.txt", /the second root/), /the second root/);
+    // The second root's neighbour is outside it.
+    const outside = await client.callTool({
+      name: "read",
+      arguments: { path: `${first}/which.txt` },
+    });
+    assert.equal(outside.isError, true);
+    assert.match(text(outside), /path_outside_root/);
+  } finally {
+    await client.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP: --root wins over the client's roots", async () => {
+  const dir = await tempDir();
+  const [fixed, offered] = [`${dir.path}/fixed`, `${dir.path}/offered`];
+  await mkdir(fixed);
+  await mkdir(offered);
+  await writeFile(`${fixed}/which.txt`, "the fixed root\n");
+  await writeFile(`${offered}/which.txt`, "the offered root\n");
+  const client = await start(["--root", fixed], { current: [offered] });
+  try {
+    // Long enough for a roots/list to have happened, had the server asked.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const read = await client.callTool({ name: "read", arguments: { path: "which.txt" } });
+    assert.match(text(read), /the fixed root/);
+  } finally {
+    await client.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP: approval modes: elicit refuses without elicitation and names --approval client, client runs, policy refuses", async () => {
+  const dir = await tempDir();
+  // Not provably read-only: the policy asks about it in the default mode.
+  const command = "touch made-by-bash.txt";
+  try {
+    const outcomes: Record<string, { isError: boolean; text: string; made: boolean }> = {};
+    for (const approval of ["elicit", "client", "policy"]) {
+      const client = await start(["--root", dir.path, "--approval", approval]);
+      try {
+        const result = await client.callTool({ name: "bash", arguments: { command } });
+        const made = await readFile(`${dir.path}/made-by-bash.txt`).then(() => true, () => false);
+        outcomes[approval] = { isError: result.isError === true, text: text(result), made };
+      } finally {
+        await client.close();
+        await rm(`${dir.path}/made-by-bash.txt`, { force: true });
+      }
+    }
+    assert.equal(outcomes.elicit.isError, true);
+    assert.match(outcomes.elicit.text, /denied/);
+    assert.match(outcomes.elicit.text, /--approval client/);
+    assert.equal(outcomes.elicit.made, false);
+    assert.equal(outcomes.client.isError, false, outcomes.client.text);
+    assert.equal(outcomes.client.made, true);
+    assert.equal(outcomes.policy.isError, true);
+    assert.match(outcomes.policy.text, /--approval policy/);
+    assert.equal(outcomes.policy.made, false);
+    // A read-only command needs no approval in any mode.
+    const client = await start(["--root", dir.path, "--approval", "policy"]);
+    try {
+      const result = await client.callTool({ name: "bash", arguments: { command: "pwd" } });
+      assert.equal(result.isError, false, text(result));
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await dir.cleanup();
+  }
+});
