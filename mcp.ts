@@ -31,3 +31,5 @@ export type {
 // The server's signatures name the toolset and everything it names; a host
 // importing only ./mcp finds those types here (types only: no second copy of code).
 export type * from "./mod.ts";
+export { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "./src/mcp/artifacts_meta.ts";
+export type { MetaArtifact, PriorContentOmitted } from "./src/mcp/artifacts_meta.ts";

@@ -72,6 +72,8 @@ export type {
   StandardSchemaV1Result,
 } from "./src/contract/schema.ts";
 export { toAnthropicTools, toOpenAITools } from "./src/contract/converters.ts";
+export { annotationsFor, RISK_HINTS } from "./src/contract/annotations.ts";
+export type { ToolAnnotations, ToolHints } from "./src/contract/annotations.ts";
 export type { AnthropicTool, OpenAITool } from "./src/contract/converters.ts";
 
 export { CheckedPath } from "./src/path/checked_path.ts";

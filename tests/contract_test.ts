@@ -10,6 +10,7 @@ import {
   defineTool,
   ERROR_CODES,
   finalizeToolset,
+  RISK_HINTS,
   toAnthropicTools,
   ToolError,
   ToolRegistry,
@@ -227,6 +228,51 @@ test("contract: converters produce the OpenAI and Anthropic tool formats from de
     assert.equal(anthropic[i].input_schema, d.inputSchema);
     assert.equal(anthropic[i].input_schema.additionalProperties, false);
   }
+});
+
+test("contract: definitions carry a title, the annotations of the tool's risk, and its output schema", async () => {
+  const toolset = finalizeToolset({ session: await memorySession() });
+  const risks = new Map(builtinRegistry().tools.map((t) => [t.name, t.risk]));
+  for (const d of toolset.definitions) {
+    assert.deepEqual(d.annotations, { title: d.title, ...RISK_HINTS[risks.get(d.name)!] });
+    assert.equal(d.outputSchema?.type, "object", d.name);
+    assert.equal(d.outputSchema?.additionalProperties, false, d.name);
+    assert.ok(Object.isFrozen(d.annotations) && Object.isFrozen(d.outputSchema), d.name);
+    // Every top-level output field carries a description, as input fields do.
+    for (const [field, property] of Object.entries(d.outputSchema!.properties)) {
+      assert.equal(typeof (property as { description?: unknown }).description, "string", field);
+    }
+  }
+  // A tool without an output schema has none in its definition, and its title is its name.
+  const bare = defineTool<Record<string, never>, string>({
+    id: "test/bare",
+    name: "bare",
+    description: "Returns nothing much.",
+    risk: "execute",
+    input: v.strictObject({}),
+    effects: () => Promise.resolve([]),
+    execute: () => Promise.resolve({ data: "x" }),
+    toText: (x) => x,
+  });
+  const session = await memorySession();
+  const [definition] = finalizeToolset({
+    session,
+    registry: new ToolRegistry().register(bare),
+  }).definitions;
+  assert.equal("outputSchema" in definition, false);
+  assert.equal(definition.title, "bare");
+  assert.equal(definition.annotations.openWorldHint, true);
+  assert.throws(
+    () =>
+      defineTool<Record<string, never>, { a: string }>({
+        ...bare,
+        id: "test/loose",
+        output: v.object({ a: v.string() }),
+        execute: () => Promise.resolve({ data: { a: "x" } }),
+        toText: (x) => x.a,
+      }),
+    /output must be a v\.strictObject/,
+  );
 });
 
 test("contract: the call's deadline stops a call as timed_out", async () => {

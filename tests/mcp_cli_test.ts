@@ -9,6 +9,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { builtinRegistry, type FileChangeArtifact } from "../mod.ts";
+import { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "../mcp.ts";
 import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
@@ -16,11 +19,12 @@ async function connect(
   root: string,
   mode: string,
   elicitation: boolean | "decline",
+  extra: readonly string[] = [],
 ): Promise<Client> {
   const { command, args } = cliCommand();
   const transport = new StdioClientTransport({
     command,
-    args: [...args, "mcp", "--root", root, "--mode", mode],
+    args: [...args, "mcp", "--root", root, "--mode", mode, ...extra],
     env: ENV,
     stderr: "ignore",
   });
@@ -180,6 +184,196 @@ test("MCP: where the policy says ask and the client cannot elicit, the call is r
   } finally {
     await planned.close();
   }
+});
+
+/** The hints each risk class must advertise: the acceptance list for the server's one table. */
+const HINTS_BY_RISK: Record<string, Record<string, boolean>> = {
+  read: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  write: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  execute: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: true,
+  },
+};
+
+test("MCP: every tool is listed with a title, annotations consistent with its risk, and an output schema", async () => {
+  const dir = await tempDir();
+  const client = await connect(dir.path, "default", false);
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t: { name: string }) => t.name), ALL_TOOLS);
+    const risks = new Map(builtinRegistry().tools.map((t) => [t.name, t.risk]));
+    const titles = new Set<string>();
+    for (const tool of tools) {
+      assert.equal(typeof tool.title, "string", tool.name);
+      assert.ok(tool.title!.length > 0 && tool.title !== tool.name, tool.name);
+      titles.add(tool.title!);
+      const { title, ...hints } = tool.annotations ?? {};
+      assert.equal(title, tool.title, tool.name);
+      assert.deepEqual(hints, HINTS_BY_RISK[risks.get(tool.name)!], tool.name);
+      const schema = tool.outputSchema as Record<string, unknown> | undefined;
+      assert.equal(schema?.type, "object", tool.name);
+      assert.equal(schema?.additionalProperties, false, tool.name);
+      assert.equal("$schema" in (schema ?? {}), false, tool.name);
+      // The schema compiles, and rejects what is not the tool's output.
+      const validate = new AjvJsonSchemaValidator().getValidator(schema!);
+      assert.equal(validate({ surely_not_a_field: 1 }).valid, false, tool.name);
+    }
+    assert.equal(titles.size, tools.length, "titles are distinct");
+  } finally {
+    await client.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP: every tool's structuredContent is its data and validates against its outputSchema; errors carry none", async () => {
+  const dir = await tempDir();
+  const client = await connect(dir.path, "acceptEdits", true);
+  try {
+    await writeFile(`${dir.path}/a.txt`, "alpha\nbeta\ngamma\n");
+    const { tools } = await client.listTools();
+    const validators = new Map<
+      string,
+      (value: unknown) => { valid: boolean; errorMessage?: string }
+    >(
+      tools.map((t: { name: string; outputSchema?: Record<string, unknown> }) => [
+        t.name,
+        new AjvJsonSchemaValidator().getValidator(t.outputSchema ?? {}),
+      ]),
+    );
+    const calls: [string, Record<string, unknown>][] = [
+      ["read", { path: "a.txt", limit: 2 }],
+      ["write", { path: "sub/b.txt", content: "one\ntwo\n" }],
+      ["write", { path: "sub/b.txt", content: "one\ntwo\n" }],
+      ["edit", { path: "a.txt", old_text: "beta", new_text: "BETA" }],
+      ["edit", { path: "new.txt", old_text: "", new_text: "fresh\n" }],
+      ["grep", { pattern: "a" }],
+      ["grep", { pattern: "BETA", mode: "content", context: 1 }],
+      ["grep", { pattern: "o", mode: "count", max_results: 1 }],
+      ["glob", { pattern: "**/*.txt" }],
+      ["list", { path: "sub" }],
+      ["bash", { command: "echo out; echo err >&2; exit 3" }],
+    ];
+    const called = new Set<string>();
+    for (const [name, args] of calls) {
+      const result = await client.callTool({ name, arguments: args });
+      assert.equal(result.isError, false, `${name}: ${text(result)}`);
+      const structured = result.structuredContent;
+      assert.ok(structured !== undefined, `${name} returns structuredContent`);
+      const verdict = validators.get(name)!(structured);
+      assert.ok(verdict.valid, `${name}: ${verdict.errorMessage}`);
+      called.add(name);
+    }
+    assert.deepEqual([...called].sort(), [...ALL_TOOLS].sort());
+    const read = await client.callTool({ name: "read", arguments: { path: "a.txt", limit: 2 } });
+    assert.deepEqual(read.structuredContent, {
+      path: "a.txt",
+      offset: 0,
+      lines: ["alpha", "BETA"],
+      nextOffset: 2,
+      stoppedBy: "limit",
+      totalLines: null,
+    });
+    const failed = await client.callTool({ name: "read", arguments: { path: "missing.txt" } });
+    assert.equal(failed.isError, true);
+    assert.equal(
+      failed.structuredContent,
+      undefined,
+      "an error result carries no structuredContent",
+    );
+    const timedOut = await client.callTool({
+      name: "bash",
+      arguments: { command: "sleep 5", timeout_ms: 50 },
+    });
+    assert.equal(timedOut.isError, true);
+    assert.equal(timedOut.structuredContent, undefined);
+  } finally {
+    await client.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP: an edit of a large file keeps _meta under the prior-content cap; --full-artifacts restores it", async () => {
+  const dir = await tempDir();
+  const line = "x".repeat(99) + "\n";
+  const original = `first\n${line.repeat(9250)}last\n`; // about 925 KB
+  try {
+    for (const full of [false, true]) {
+      await writeFile(`${dir.path}/big.txt`, original);
+      const client = await connect(
+        dir.path,
+        "acceptEdits",
+        false,
+        full ? ["--full-artifacts"] : [],
+      );
+      try {
+        const edit = await client.callTool({
+          name: "edit",
+          arguments: { path: "big.txt", old_text: "first", new_text: "FIRST" },
+        });
+        assert.equal(edit.isError, false, text(edit));
+        const meta = JSON.stringify(edit._meta);
+        const [artifact] = edit._meta?.["openwork/artifacts"] as Record<string, unknown>[];
+        assert.deepEqual([artifact.kind, artifact.added, artifact.removed], ["file_change", 1, 1]);
+        if (full) {
+          assert.equal(artifact.priorContent, original);
+          assert.equal("priorContentOmitted" in artifact, false);
+        } else {
+          assert.ok(meta.length < 64 * 1024, `_meta is ${meta.length} bytes`);
+          assert.equal("priorContent" in artifact, false);
+          assert.equal(artifact.priorContentOmitted, true);
+          assert.equal(artifact.priorContentBytes, new TextEncoder().encode(original).byteLength);
+          assert.equal(typeof artifact.sha256Before, "string");
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("MCP: _meta keeps prior contents up to 64 KiB per result, in order, and marks those left out", () => {
+  const artifact = (path: string, priorContent: string | null): FileChangeArtifact => ({
+    kind: "file_change",
+    changeId: path,
+    path,
+    change: priorContent === null ? "created" : "modified",
+    added: 1,
+    removed: 1,
+    hunks: [],
+    sha256Before: priorContent === null ? null : "0".repeat(64),
+    sha256After: "1".repeat(64),
+    priorContent,
+    undone: false,
+  });
+  assert.equal(META_PRIOR_CONTENT_BYTES, 64 * 1024);
+  const half = "é".repeat(16 * 1024); // 32 KiB in UTF-8
+  const all = [
+    artifact("a", half),
+    artifact("b", null),
+    artifact("c", half + "x"),
+    artifact("d", half.slice(1)),
+  ];
+  const bounded = boundArtifacts(all, false) as unknown as readonly Record<string, unknown>[];
+  assert.equal(bounded[0].priorContent, half);
+  assert.equal(bounded[1].priorContent, null);
+  assert.equal("priorContent" in bounded[2], false);
+  assert.deepEqual([bounded[2].priorContentOmitted, bounded[2].priorContentBytes], [
+    true,
+    32 * 1024 + 1,
+  ]);
+  assert.equal(bounded[3].priorContent, half.slice(1), "a later one that fits is kept");
+  assert.equal(bounded[2].sha256Before, "0".repeat(64), "the rest of an artifact is kept");
+  assert.equal(boundArtifacts(all, true), all);
 });
 
 function runCli(

@@ -44,6 +44,7 @@ terminal the call is refused. Exits 1 when the result is not ok.
 
 Example: openwork-tools call grep '{"pattern":"TODO","mode":"content"}'`,
   mcp: `Usage: openwork-tools mcp [--root DIR] [--mode MODE] [--skill-root DIR] [--approval HOW]
+                          [--full-artifacts]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects.
 Without --root, the working directory is the client's first file:// root
@@ -55,7 +56,10 @@ current directory.
            otherwise the call is refused with a readable reason (default)
   client   the client's own confirmation of each tool call (the tools'
            annotations tell it which are risky): the call runs
-  policy   nobody: only what the policy allows runs`,
+  policy   nobody: only what the policy allows runs
+
+--full-artifacts  send file-change artifacts in _meta whole; by default a
+                  result carries at most 64 KiB of prior file contents`,
 };
 
 class UsageError extends Error {}
@@ -178,6 +182,7 @@ export async function main(args: readonly string[]): Promise<number> {
           format: { type: "string" },
           json: { type: "boolean" },
           approval: { type: "string" },
+          "full-artifacts": { type: "boolean" },
         },
       });
     } catch (error) {
@@ -231,6 +236,7 @@ export async function main(args: readonly string[]): Promise<number> {
       name: "openwork-tools",
       version: VERSION,
       approval,
+      fullArtifacts: values["full-artifacts"] === true,
       // A root given on the command line wins over the client's roots.
       ...(values.root === undefined
         ? { toolsetForRoot: (root: string) => toolsetFor({ ...values, root }) }

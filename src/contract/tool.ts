@@ -1,6 +1,7 @@
 /**
  * The tool contract: one valibot schema gives the input type, the runtime
- * validation and the JSON Schema, so they cannot disagree.
+ * validation and the JSON Schema, so they cannot disagree; another gives the
+ * output's JSON Schema, proven (by each tool) to describe its output type.
  *
  * @module
  */
@@ -28,12 +29,20 @@ export interface ToolSpec<Input, Output> {
   readonly id: string;
   /** The model-facing name, e.g. `read`. */
   readonly name: string;
+  /** A short human-readable title, e.g. `Read file` (default: the name). */
+  readonly title?: string;
   /** What the tool does, for the model. */
   readonly description: string;
   /** The tool's risk class. */
   readonly risk: ToolRisk;
   /** A valibot object schema (`v.strictObject`) with a description on every field. */
   readonly input: StandardSchemaV1<unknown, Input>;
+  /**
+   * A valibot object schema (`v.strictObject`, `v.readonly()` allowed) of the
+   * structured output `data`, for hosts that validate or type results (MCP's
+   * `outputSchema`). Without it the tool advertises no output schema.
+   */
+  readonly output?: StandardSchemaV1<unknown, Output>;
   /** The effects a call would have, for the permission decision. */
   effects(input: Input, session: ToolSessionContext): Promise<readonly ToolEffect[]>;
   /** Runs the call. Throw a `ToolError` for a tool-level failure. */
@@ -46,27 +55,37 @@ export interface ToolSpec<Input, Output> {
   toText(output: Output): string;
 }
 
-/** A defined tool: its spec plus the JSON Schema of its input. */
+/** A defined tool: its spec plus the JSON Schemas of its input and output. */
 export interface Tool<Input = unknown, Output = unknown> extends ToolSpec<Input, Output> {
   /** The JSON Schema of the input, made from `input`. */
   readonly inputSchema: JsonSchemaObject;
+  /** The JSON Schema of the output `data`, made from `output`; absent without it. */
+  readonly outputSchema?: JsonSchemaObject;
 }
 
 /** A tool with its types erased, as registries hold it. */
 // deno-lint-ignore no-explicit-any
 export type AnyTool = Tool<any, any>;
 
-/** The JSON Schema of a valibot object schema, as model APIs accept it. */
-export function jsonSchemaOf(schema: StandardSchemaV1): JsonSchemaObject {
+/**
+ * The JSON Schema of a valibot object schema, as model APIs accept it: of
+ * what it accepts (`input`, the default) or of what it produces (`output`).
+ * `v.readonly()` is a type-level marker here and converts to nothing.
+ */
+export function jsonSchemaOf(
+  schema: StandardSchemaV1,
+  typeMode: "input" | "output" = "input",
+): JsonSchemaObject {
   const converted = toJsonSchema(schema as unknown as GenericSchema, {
-    typeMode: "input",
+    typeMode,
+    ignoreActions: ["readonly"],
   }) as Record<
     string,
     unknown
   >;
   const { $schema: _dropped, ...rest } = converted;
   if (rest.type !== "object" || rest.additionalProperties !== false) {
-    throw new TypeError("A tool's input must be a v.strictObject schema.");
+    throw new TypeError(`A tool's ${typeMode} must be a v.strictObject schema.`);
   }
   return deepFreeze({ ...rest, properties: rest.properties ?? {} }) as JsonSchemaObject;
 }
@@ -106,5 +125,9 @@ export function defineTool<Input, Output>(spec: ToolSpec<Input, Output>): Tool<I
   if (!/^[a-z][a-z0-9_-]*(\/[a-z][a-z0-9_-]*)+$/.test(spec.id)) {
     throw new TypeError(`Tool id ${JSON.stringify(spec.id)} must look like group/name.`);
   }
-  return Object.freeze({ ...spec, inputSchema: jsonSchemaOf(spec.input) });
+  return Object.freeze({
+    ...spec,
+    inputSchema: jsonSchemaOf(spec.input),
+    ...(spec.output === undefined ? {} : { outputSchema: jsonSchemaOf(spec.output, "output") }),
+  });
 }

@@ -17,8 +17,10 @@ import type { ToolRegistry } from "./registry.ts";
 import { toToolError } from "../backends/errors.ts";
 import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
 import { describeEffects } from "./effects.ts";
+import { annotationsFor } from "./annotations.ts";
+import type { ToolAnnotations } from "./annotations.ts";
 
-/** What a model is told about one tool. */
+/** What a model is told about one tool, and what a host may show of it. */
 export interface ToolDefinition {
   /** The model-facing name. */
   readonly name: string;
@@ -26,6 +28,12 @@ export interface ToolDefinition {
   readonly description: string;
   /** The JSON Schema of its input. */
   readonly inputSchema: JsonSchemaObject;
+  /** A short human-readable title (the tool's `title`, or its name). */
+  readonly title: string;
+  /** The title and the behaviour hints of the tool's risk class (`RISK_HINTS`). */
+  readonly annotations: ToolAnnotations;
+  /** The JSON Schema of a successful result's `data`, when the tool declares one. */
+  readonly outputSchema?: JsonSchemaObject;
 }
 
 /** A validated call whose effects are known, ready for the host's decision. */
@@ -164,6 +172,9 @@ export function buildToolset(
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputSchema,
+    title: tool.title ?? tool.name,
+    annotations: annotationsFor(tool.title ?? tool.name, tool.risk),
+    ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
   })));
   const issued = new WeakSet<PreparedCall>();
 

@@ -27,8 +27,15 @@ import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
 import { checkingParams } from "./requests.ts";
 import { StdioTransport } from "./stdio_transport.ts";
+import { boundArtifacts } from "./artifacts_meta.ts";
 
-/** The `_meta` key under which results carry their file-change artifacts. */
+/**
+ * The `_meta` key under which results carry their file-change artifacts. By
+ * default a result's prior contents there total at most 64 KiB
+ * (`META_PRIOR_CONTENT_BYTES`); past it an artifact has no `priorContent`
+ * but `priorContentOmitted: true` and `priorContentBytes`. The option
+ * `fullArtifacts` (CLI: `--full-artifacts`) sends them whole.
+ */
 export const ARTIFACTS_META_KEY = "openwork/artifacts";
 
 type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -37,6 +44,7 @@ type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 interface CallToolAnswer {
   [key: string]: unknown;
   content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
   isError: boolean;
   _meta?: Record<string, unknown>;
 }
@@ -72,20 +80,34 @@ export interface McpServerOptions {
    * it out.
    */
   readonly toolsetForRoot?: (root: string) => Promise<FinalizedToolset>;
+  /**
+   * Send every artifact whole in `_meta`, prior contents of any size
+   * included (default `false`: at most 64 KiB of them per result).
+   */
+  readonly fullArtifacts?: boolean;
 }
 
-function answer(result: ToolResult): CallToolAnswer {
+function answer(
+  result: ToolResult,
+  structured: ReadonlySet<string>,
+  options: McpServerOptions,
+): CallToolAnswer {
   // The code leads a failure's text once (the result's own text opens with it too).
   const text = result.ok
     ? result.output
     : `[${result.error?.code}] ${result.output.replace(/^Error \([a-z_]+\): /, "")}`;
+  // A tool with an output schema gives its data as structuredContent on success only: the
+  // schema describes successful results (MCP spec), and an error's data (a timed-out
+  // command's output) is in its text. The model's text stays the tool's own, not the JSON.
+  const data = result.ok && structured.has(result.name) ? result.data : undefined;
   return {
     content: [{ type: "text", text }],
+    ...(data === undefined ? {} : { structuredContent: data as Record<string, unknown> }),
     isError: !result.ok,
     _meta: {
       "openwork/toolId": result.toolId,
       "openwork/durationMs": result.durationMs,
-      [ARTIFACTS_META_KEY]: result.artifacts,
+      [ARTIFACTS_META_KEY]: boundArtifacts(result.artifacts, options.fullArtifacts === true),
     },
   };
 }
@@ -136,10 +158,16 @@ export function createMcpServer(
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: toolset.definitions.map((d) => ({
       name: d.name,
+      title: d.title,
       description: d.description,
       inputSchema: d.inputSchema,
+      ...(d.outputSchema === undefined ? {} : { outputSchema: d.outputSchema }),
+      annotations: d.annotations,
     })),
   }));
+  const structured = new Set(
+    toolset.definitions.filter((d) => d.outputSchema !== undefined).map((d) => d.name),
+  );
 
   const approval = options.approval ?? "elicit";
 
@@ -210,7 +238,7 @@ export function createMcpServer(
         approve,
         ...(progress === undefined ? {} : { progress }),
       });
-      return answer(result);
+      return answer(result, structured, options);
     },
   );
 
@@ -221,6 +249,8 @@ export function createMcpServer(
       checkingParams(transport, async (name: string, input: unknown, id: string | number) =>
         answer(
           await (await roots.current()).call({ name, input, callId: `mcp-${String(id)}`, approve }),
+          structured,
+          options,
         )),
     );
   return Object.assign(server, { toolsets: () => roots.all() });

@@ -76,6 +76,43 @@ export interface BashOutput {
   readonly duration_ms: number;
 }
 
+const BashOutputSchema = v.pipe(
+  v.strictObject({
+    status: v.pipe(
+      v.picklist(["exited", "timed_out", "cancelled", "outcome_unknown"]),
+      v.description("How the command ended."),
+    ),
+    exit_code: v.pipe(
+      v.nullable(v.pipe(v.number(), v.integer())),
+      v.description("The exit code, when the shell exited on its own."),
+    ),
+    signal: v.pipe(
+      v.nullable(v.string()),
+      v.description("The signal that ended the shell, if any."),
+    ),
+    stdout: v.pipe(
+      v.string(),
+      v.description("Standard output: head and tail, the omitted byte count marked between."),
+    ),
+    stderr: v.pipe(v.string(), v.description("Standard error, bounded the same way.")),
+    stdout_omitted_bytes: v.pipe(
+      v.number(),
+      v.integer(),
+      v.description("Bytes of stdout left out."),
+    ),
+    stderr_omitted_bytes: v.pipe(
+      v.number(),
+      v.integer(),
+      v.description("Bytes of stderr left out."),
+    ),
+    duration_ms: v.pipe(v.number(), v.description("Wall time in milliseconds.")),
+  }),
+  v.readonly(),
+);
+
+// The exported type is proven equal to what the output schema describes.
+const _outputMatchesSchema: SameType<BashOutput, v.InferOutput<typeof BashOutputSchema>> = true;
+
 /**
  * Drains a pipe into `into`, relaying chunks as progress, until its end or
  * `stop`, which closes the pipe (one reaction, not one per chunk).
@@ -119,6 +156,7 @@ const ERROR_OF: Record<Exclude<ProcessStatus, "exited">, { code: ErrorCode; mess
 export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashOutput>({
   id: "process/bash",
   name: "bash",
+  title: "Run shell command",
   description:
     "Run a bash command in the working directory and return its exit code, stdout and stderr. " +
     "Runs in the foreground with stdin closed (interactive programs get end-of-file). Long output keeps its " +
@@ -130,6 +168,7 @@ export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashO
     "escapes it, and is not reported.",
   risk: "execute",
   input: BashSchema,
+  output: BashOutputSchema,
   async effects(input, session) {
     return [{
       kind: "execute",

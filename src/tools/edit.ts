@@ -52,6 +52,25 @@ export interface EditOutput {
   readonly line: number;
 }
 
+const EditOutputSchema = v.pipe(
+  v.strictObject({
+    path: v.pipe(v.string(), v.description("The file, relative to the working directory.")),
+    status: v.pipe(
+      v.picklist(["created", "edited"]),
+      v.description("Whether the edit created the file or replaced text in it."),
+    ),
+    line: v.pipe(
+      v.number(),
+      v.integer(),
+      v.description("The 1-based line where the replacement starts."),
+    ),
+  }),
+  v.readonly(),
+);
+
+// The exported type is proven equal to what the output schema describes.
+const _outputMatchesSchema: SameType<EditOutput, v.InferOutput<typeof EditOutputSchema>> = true;
+
 function lineAt(text: string, index: number): number {
   let line = 1;
   for (let i = text.indexOf("\n"); i !== -1 && i < index; i = text.indexOf("\n", i + 1)) line++;
@@ -96,12 +115,14 @@ function nearMiss(content: string, oldText: string): string {
 export const editTool: Tool<EditInput, EditOutput> = defineTool<EditInput, EditOutput>({
   id: "filesystem/edit",
   name: "edit",
+  title: "Edit file",
   description:
     "Replace one exact occurrence of old_text with new_text in a UTF-8 text file. old_text must " +
     "occur exactly once (include surrounding lines to make it unique) and differ from new_text. With an empty " +
     "old_text, creates a new file holding new_text. Line endings of CRLF files are kept.",
   risk: "write",
   input: EditSchema,
+  output: EditOutputSchema,
   async effects(input, session) {
     const intent = input.old_text === "" ? "may_create" : "must_exist";
     const path = await session.resolvePath(input.path, "write", intent);

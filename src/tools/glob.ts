@@ -50,16 +50,36 @@ export interface GlobOutput {
   readonly truncated: boolean;
 }
 
+const GlobOutputSchema = v.pipe(
+  v.strictObject({
+    paths: v.pipe(
+      v.array(v.string()),
+      v.readonly(),
+      v.description("Matching paths relative to the working directory, in walk order."),
+    ),
+    truncated: v.pipe(
+      v.boolean(),
+      v.description("Whether the walk stopped at max_results (more paths may match)."),
+    ),
+  }),
+  v.readonly(),
+);
+
+// The exported type is proven equal to what the output schema describes.
+const _outputMatchesSchema: SameType<GlobOutput, v.InferOutput<typeof GlobOutputSchema>> = true;
+
 /** The `glob` tool. */
 export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobOutput>({
   id: "filesystem/glob",
   name: "glob",
+  title: "Find files by pattern",
   description:
     "Find files and directories by glob pattern, e.g. `**/*.ts` or `src/{a,b}/*.md`, matched against " +
     "paths relative to `path`. `*.ts` matches only at the top level; use `**/` for any depth. Hidden files are " +
     "included; .gitignore rules apply; .git/ is skipped. Results are sorted and stop at max_results (default 200).",
   risk: "read",
   input: GlobSchema,
+  output: GlobOutputSchema,
   effects: (input, session) => readEffects(session, input.path),
   async execute(input, session, call) {
     const start = await readStart(session, input.path);

@@ -128,6 +128,55 @@ export interface GrepOutput {
   readonly truncated: boolean;
 }
 
+const count = v.pipe(v.number(), v.integer());
+
+const GrepOutputSchema = v.pipe(
+  v.strictObject({
+    mode: v.pipe(
+      v.picklist(["content", "files_with_matches", "count"]),
+      v.description("The mode that ran."),
+    ),
+    files: v.pipe(
+      v.array(v.string()),
+      v.readonly(),
+      v.description("files_with_matches: matching files in walk order."),
+    ),
+    counts: v.pipe(
+      v.array(v.pipe(v.strictObject({ path: v.string(), count }), v.readonly())),
+      v.readonly(),
+      v.description("count: matching line counts per file."),
+    ),
+    lines: v.pipe(
+      v.array(
+        v.pipe(
+          v.strictObject({
+            path: v.pipe(v.string(), v.description("The file, relative to the working directory.")),
+            line: v.pipe(count, v.description("1-based line number.")),
+            text: v.pipe(v.string(), v.description("The line, cut at 500 characters.")),
+            context: v.pipe(
+              v.boolean(),
+              v.description("Whether this is a context line rather than a match."),
+            ),
+          }),
+          v.readonly(),
+        ),
+      ),
+      v.readonly(),
+      v.description("content: matching lines with context."),
+    ),
+    skipped: v.pipe(
+      v.strictObject({ too_large: count, binary: count, unreadable: count }),
+      v.readonly(),
+      v.description("Files passed over: over the size cap, binary, unreadable."),
+    ),
+    truncated: v.pipe(v.boolean(), v.description("Whether the search stopped at max_results.")),
+  }),
+  v.readonly(),
+);
+
+// The exported type is proven equal to what the output schema describes.
+const _outputMatchesSchema: SameType<GrepOutput, v.InferOutput<typeof GrepOutputSchema>> = true;
+
 /** Takes scan results in walk order and builds the output, up to `max` results. */
 class Collector {
   readonly skipped = { too_large: 0, binary: 0, unreadable: 0 };
@@ -176,6 +225,7 @@ class Collector {
 export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepOutput>({
   id: "filesystem/grep",
   name: "grep",
+  title: "Search file contents",
   description:
     "Search file contents with a regular expression (RE2 syntax, linear time). Walks `path` " +
     `(default: the working directory), honouring .gitignore, skipping .git/, binary files and files over ${MAX_FILE_SIZE} ` +
@@ -183,6 +233,7 @@ export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepO
     "count. Stops at max_results (default 200).",
   risk: "read",
   input: GrepSchema,
+  output: GrepOutputSchema,
   effects: (input, session) => readEffects(session, input.path),
   async execute(input, session, call) {
     const caseInsensitive = input.case_insensitive ?? false;

@@ -65,6 +65,38 @@ export interface ListOutput {
   readonly nextOffset: number | null;
 }
 
+const ListOutputSchema = v.pipe(
+  v.strictObject({
+    path: v.pipe(v.string(), v.description("The directory, relative to the working directory.")),
+    entries: v.pipe(
+      v.array(
+        v.pipe(
+          v.strictObject({
+            name: v.pipe(v.string(), v.description("The entry's name.")),
+            kind: v.pipe(
+              v.picklist(["file", "directory", "symlink", "other"]),
+              v.description("What it is; symbolic links are not followed."),
+            ),
+          }),
+          v.readonly(),
+        ),
+      ),
+      v.readonly(),
+      v.description("The entries of this page, sorted by name."),
+    ),
+    offset: v.pipe(v.number(), v.integer(), v.description("The first entry's index.")),
+    total: v.pipe(v.number(), v.integer(), v.description("Entries in the directory.")),
+    nextOffset: v.pipe(
+      v.nullable(v.pipe(v.number(), v.integer())),
+      v.description("Where the next page starts, or null."),
+    ),
+  }),
+  v.readonly(),
+);
+
+// The exported type is proven equal to what the output schema describes.
+const _outputMatchesSchema: SameType<ListOutput, v.InferOutput<typeof ListOutputSchema>> = true;
+
 const SUFFIX: Record<EntryKind, string> = { file: "", directory: "/", symlink: "@", other: "|" };
 
 /** Byte-wise (code unit) order: stable and locale-free. */
@@ -76,11 +108,13 @@ function byName(a: ListEntry, b: ListEntry): number {
 export const listTool: Tool<ListInput, ListOutput> = defineTool<ListInput, ListOutput>({
   id: "filesystem/list",
   name: "list",
+  title: "List directory",
   description:
     "List one directory level, sorted by name. Directories end with /, symbolic links with @ " +
     "(not followed), other special files with |. Pages with offset and limit (default 200, max 2000).",
   risk: "read",
   input: ListSchema,
+  output: ListOutputSchema,
   effects: (input, session) => readEffects(session, input.path),
   async execute(input, session) {
     const path = await readStart(session, input.path);

@@ -58,6 +58,34 @@ export interface ReadOutput {
   readonly totalLines: number | null;
 }
 
+const ReadOutputSchema = v.pipe(
+  v.strictObject({
+    path: v.pipe(v.string(), v.description("The file, relative to the working directory.")),
+    offset: v.pipe(v.number(), v.integer(), v.description("The first line returned (0-based).")),
+    lines: v.pipe(
+      v.array(v.string()),
+      v.readonly(),
+      v.description("The returned lines, without their numbers."),
+    ),
+    nextOffset: v.pipe(
+      v.nullable(v.pipe(v.number(), v.integer())),
+      v.description("Where to continue, or null when the end of the file was reached."),
+    ),
+    stoppedBy: v.pipe(
+      v.nullable(v.picklist(["limit", "byte_cap"])),
+      v.description("Why the output stopped before the end, or null."),
+    ),
+    totalLines: v.pipe(
+      v.nullable(v.pipe(v.number(), v.integer())),
+      v.description("Lines in the file, when the read reached its end."),
+    ),
+  }),
+  v.readonly(),
+);
+
+// The exported type is proven equal to what the output schema describes.
+const _outputMatchesSchema: SameType<ReadOutput, v.InferOutput<typeof ReadOutputSchema>> = true;
+
 function numbered(lineIndex: number, line: string): string {
   return `${String(lineIndex + 1).padStart(6)}\t${line}`;
 }
@@ -66,12 +94,14 @@ function numbered(lineIndex: number, line: string): string {
 export const readTool: Tool<ReadInput, ReadOutput> = defineTool<ReadInput, ReadOutput>({
   id: "filesystem/read",
   name: "read",
+  title: "Read file",
   description:
     "Read a UTF-8 text file. Returns numbered lines (1-based numbers in the text; `offset` is " +
     "0-based). Use offset and limit to page through large files; output is capped at 1 MiB and says where " +
     "to continue. Binary files, invalid UTF-8 and directories are reported as errors (use list for directories).",
   risk: "read",
   input: ReadSchema,
+  output: ReadOutputSchema,
   effects: (input, session) => readEffects(session, input.path),
   async execute(input, session, call) {
     const path = await readStart(session, input.path);

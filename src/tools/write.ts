@@ -46,15 +46,32 @@ export interface WriteOutput {
   readonly bytes: number;
 }
 
+const WriteOutputSchema = v.pipe(
+  v.strictObject({
+    path: v.pipe(v.string(), v.description("The file, relative to the working directory.")),
+    status: v.pipe(
+      v.picklist(["created", "overwritten", "unchanged"]),
+      v.description("Whether the file was created, overwritten, or already held this content."),
+    ),
+    bytes: v.pipe(v.number(), v.integer(), v.description("Bytes written.")),
+  }),
+  v.readonly(),
+);
+
+// The exported type is proven equal to what the output schema describes.
+const _outputMatchesSchema: SameType<WriteOutput, v.InferOutput<typeof WriteOutputSchema>> = true;
+
 /** The `write` tool. */
 export const writeTool: Tool<WriteInput, WriteOutput> = defineTool<WriteInput, WriteOutput>({
   id: "filesystem/write",
   name: "write",
+  title: "Write file",
   description:
     "Write a whole UTF-8 text file (at most 1 MiB), creating it and its missing parent " +
     "directories, or replacing an existing text file. For a local change to an existing file prefer edit.",
   risk: "write",
   input: WriteSchema,
+  output: WriteOutputSchema,
   async effects(input, session) {
     const path = await session.resolvePath(input.path, "write", "may_create");
     return [{ kind: "write", path: path.display, root: path.rootKind }];
