@@ -150,7 +150,10 @@ test("MCP over HTTP: no or a wrong token gets 401, a foreign Origin or Host 403,
     await wrong.body?.cancel();
     const foreign = await post(served, INITIALIZE, { origin: "http://evil.example" });
     assert.equal(foreign.status, 403);
-    assert.match((await foreign.json()).error.message, /Origin "http:\/\/evil.example" is not/);
+    assert.match(
+      ((await foreign.json()) as { error: { message: string } }).error.message,
+      /Origin "http:\/\/evil.example" is not/,
+    );
     const local = await post(served, INITIALIZE, { origin: new URL(served.url).origin });
     assert.equal(local.status, 200, "the server's own origin passes");
     await local.body?.cancel();
