@@ -239,6 +239,8 @@ export async function serveHttp(
         ? undefined
         : sessions.get(transport.sessionId);
       if (started === undefined) await transport.close();
+      // A session that started while the server was closing ends at once.
+      else if (closing) await endSession(transport.sessionId!);
       else touch(started, transport.sessionId!);
       return;
     }
