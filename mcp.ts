@@ -1,8 +1,8 @@
 /**
  * The MCP server of openwork-tools, for hosts that embed it: a finalized
- * toolset served over the Model Context Protocol with the official SDK, and
- * a stdio transport that answers every malformed or oversized line and keeps
- * serving.
+ * toolset served over the Model Context Protocol with the official SDK, on
+ * stdio (with a transport that answers every malformed or oversized line and
+ * keeps serving) or over Streamable HTTP.
  *
  * @example
  * ```ts
@@ -33,3 +33,5 @@ export type {
 export type * from "./mod.ts";
 export { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "./src/mcp/artifacts_meta.ts";
 export type { MetaArtifact, PriorContentOmitted } from "./src/mcp/artifacts_meta.ts";
+export { DEFAULT_IDLE_TIMEOUT_MS, MCP_HTTP_PATH, serveHttp } from "./src/mcp/http.ts";
+export type { HttpMcpServer, HttpMcpServerOptions, ToolsetFactory } from "./src/mcp/http.ts";

@@ -164,6 +164,8 @@ const publishPackage = {
     "mod.d.ts",
     "cli.js",
     "cli.d.ts",
+    "mcp.js",
+    "mcp.d.ts",
     "node.js",
     "node.d.ts",
     "src/",

@@ -48,3 +48,38 @@ const listed = JSON.parse(
 );
 assert.equal(listed.length, 7);
 console.log("smoke: the openwork-tools bin lists the seven tools");
+
+// The `./mcp` entry: MCP over HTTP, with the token the server wants.
+const { serveHttp } = await import("@openwork/tools/mcp");
+const served = await serveHttp(
+  async () => finalizeToolset({ session: await createSession({ workingDirectory: tmpdir() }) }),
+  { port: 0 },
+);
+try {
+  const refused = await fetch(served.url, { method: "POST", body: "{}" });
+  assert.equal(refused.status, 401);
+  const initialized = await fetch(served.url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${served.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "smoke", version: "1" },
+      },
+    }),
+  });
+  assert.equal(initialized.status, 200);
+  assert.match(initialized.headers.get("mcp-session-id") ?? "", /^[0-9a-f-]{36}$/);
+  await initialized.text();
+} finally {
+  await served.close();
+}
+console.log("smoke: @openwork/tools/mcp serves MCP over HTTP behind its token");

@@ -12,6 +12,7 @@ import { toAnthropicTools, toOpenAITools } from "../contract/converters.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { PermissionMode } from "../contract/context.ts";
 import { describeEffects } from "../contract/effects.ts";
+import type { McpServerOptions } from "../mcp/server.ts";
 
 const VERSION = "0.1.0";
 
@@ -21,6 +22,7 @@ Usage:
   openwork-tools tools [--format json|openai|anthropic]   print the tool definitions
   openwork-tools call NAME JSON [--json]                  run one call, print the model text
   openwork-tools mcp                                      serve the tools over MCP (stdio)
+  openwork-tools mcp --http [HOST:]PORT                   serve them over MCP (Streamable HTTP)
 
 Options (every command):
   --root DIR          working directory (default: the current directory)
@@ -43,8 +45,8 @@ it runs. Where the policy says ask, asks on the terminal (y/N); without a
 terminal the call is refused. Exits 1 when the result is not ok.
 
 Example: openwork-tools call grep '{"pattern":"TODO","mode":"content"}'`,
-  mcp: `Usage: openwork-tools mcp [--root DIR] [--mode MODE] [--skill-root DIR] [--approval HOW]
-                          [--full-artifacts]
+  mcp: `Usage: openwork-tools mcp [--http [HOST:]PORT [--token TOKEN]] [--root DIR] [--mode MODE]
+                          [--skill-root DIR] [--approval HOW] [--full-artifacts]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects.
 Without --root, the working directory is the client's first file:// root
@@ -59,7 +61,15 @@ current directory.
   policy   nobody: only what the policy allows runs
 
 --full-artifacts  send file-change artifacts in _meta whole; by default a
-                  result carries at most 64 KiB of prior file contents`,
+                  result carries at most 64 KiB of prior file contents
+
+--http serves it over Streamable HTTP at http://HOST:PORT/mcp instead (HOST
+defaults to 127.0.0.1; PORT 0 picks a free one), until SIGTERM or SIGINT,
+with the root fixed (--root, or the current directory). Each MCP session
+gets its own toolset session; it ends on DELETE or after 30 minutes idle,
+and its processes with it. Every request needs 'Authorization: Bearer
+TOKEN': the token is --token, else OPENWORK_MCP_TOKEN, else a random one
+printed to stderr once.`,
 };
 
 class UsageError extends Error {}
@@ -150,6 +160,49 @@ async function runCall(
   }
 }
 
+/** `mcp --http`: one toolset per MCP session, made as `toolset` was; serves until SIGTERM or SIGINT. */
+async function runHttp(
+  address: string,
+  token: string | undefined,
+  toolset: FinalizedToolset,
+  values: { root?: string; "skill-root"?: string; mode?: string },
+  decided: Pick<McpServerOptions, "approval" | "fullArtifacts">,
+): Promise<number> {
+  const { parseListenAddress, serveHttp } = await import("../mcp/http.ts");
+  let listen;
+  try {
+    listen = parseListenAddress(address);
+  } catch (error) {
+    throw new UsageError(`--http: ${(error as Error).message}`);
+  }
+  const given = token ?? (process.env.OPENWORK_MCP_TOKEN || undefined);
+  if (given === "") throw new UsageError("--token must not be empty");
+  // The toolset made to check the options goes to the first session.
+  let first: FinalizedToolset | undefined = toolset;
+  const served = await serveHttp(async () => {
+    const made = first ?? await toolsetFor(values);
+    first = undefined;
+    return made;
+  }, {
+    ...listen,
+    ...decided,
+    token: given,
+    name: "openwork-tools",
+    version: VERSION,
+  });
+  process.stderr.write(`openwork-tools: MCP over HTTP at ${served.url}\n`);
+  if (given === undefined) {
+    process.stderr.write(`openwork-tools: bearer token ${served.token}\n`);
+  }
+  await new Promise<void>((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
+  await served.close();
+  await first?.session.processes.shutdown();
+  return 0;
+}
+
 /**
  * Runs the CLI with `args` (without the program name) and resolves the exit
  * code. Usage errors print one line to stderr and give 2.
@@ -183,6 +236,8 @@ export async function main(args: readonly string[]): Promise<number> {
           json: { type: "boolean" },
           approval: { type: "string" },
           "full-artifacts": { type: "boolean" },
+          http: { type: "string" },
+          token: { type: "string" },
         },
       });
     } catch (error) {
@@ -199,6 +254,12 @@ export async function main(args: readonly string[]): Promise<number> {
     }
     if (command !== "tools" && values.format !== undefined) {
       throw new UsageError("--format is an option of tools");
+    }
+    if (command !== "mcp" && values.http !== undefined) {
+      throw new UsageError("--http is an option of mcp");
+    }
+    if (values.http === undefined && values.token !== undefined) {
+      throw new UsageError("--token goes with mcp --http");
     }
     if (command !== "call" && positionals.length > 0) {
       throw new UsageError(`${command} takes no arguments, got ${JSON.stringify(positionals[0])}`);
@@ -232,11 +293,14 @@ export async function main(args: readonly string[]): Promise<number> {
         `--approval must be one of ${APPROVAL_MODES.join(", ")}, not ${values.approval}`,
       );
     }
+    const decided = { approval, fullArtifacts: values["full-artifacts"] === true };
+    if (values.http !== undefined) {
+      return await runHttp(values.http, values.token, toolset, values, decided);
+    }
     await serveStdio(toolset, {
       name: "openwork-tools",
       version: VERSION,
-      approval,
-      fullArtifacts: values["full-artifacts"] === true,
+      ...decided,
       // A root given on the command line wins over the client's roots.
       ...(values.root === undefined
         ? { toolsetForRoot: (root: string) => toolsetFor({ ...values, root }) }

@@ -1,0 +1,327 @@
+/**
+ * The MCP server over Streamable HTTP: the same server as over stdio
+ * ({@link createMcpServer}), one toolset session per MCP session, behind a
+ * bearer token, on `node:http` (Deno and Node alike).
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { Buffer } from "node:buffer";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { FinalizedToolset } from "../contract/toolset.ts";
+import { createMcpServer, type McpServerOptions } from "./server.ts";
+
+/** How long an MCP session may go without an open HTTP exchange before it ends: 30 minutes. */
+export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
+
+/** The path the MCP endpoint is served at. */
+export const MCP_HTTP_PATH = "/mcp";
+
+/** The largest request body read (as the SDK's own default): 4 MiB. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
+
+/** Options of {@link serveHttp}. */
+export interface HttpMcpServerOptions extends McpServerOptions {
+  /** The address to listen on (default `127.0.0.1`: only this machine). */
+  readonly host?: string;
+  /** The port (default 0: one the system picks; the answer's `url` names it). */
+  readonly port?: number;
+  /** The bearer token every request must carry (default: 32 random bytes, base64url). */
+  readonly token?: string;
+  /** How long a session may sit without an open HTTP exchange before it ends (default {@link DEFAULT_IDLE_TIMEOUT_MS}). */
+  readonly idleTimeoutMs?: number;
+  /**
+   * The `Host` header values accepted, as `name:port`. Default: the loopback
+   * names with the port, and the listening host with the port unless it is a
+   * wildcard (`0.0.0.0`, `::`), where any `Host` is accepted.
+   */
+  readonly allowedHosts?: readonly string[];
+  /**
+   * The `Origin` header values accepted; a request without `Origin` (not
+   * from a browser) passes. Default: `http://` and each allowed host.
+   */
+  readonly allowedOrigins?: readonly string[];
+}
+
+/** A running {@link serveHttp} server. */
+export interface HttpMcpServer {
+  /** The endpoint, e.g. `http://127.0.0.1:8765/mcp`. */
+  readonly url: string;
+  /** The bearer token clients send as `Authorization: Bearer <token>`. */
+  readonly token: string;
+  /** Stops listening, ends every session and its process groups. */
+  close(): Promise<void>;
+}
+
+/** Makes a fresh toolset for a new MCP session. */
+export type ToolsetFactory = () => Promise<FinalizedToolset>;
+
+interface McpSession {
+  readonly toolset: FinalizedToolset;
+  readonly transport: StreamableHTTPServerTransport;
+  readonly close: () => Promise<void>;
+  open: number;
+  idle?: ReturnType<typeof setTimeout>;
+}
+
+/** Hashed first: `timingSafeEqual` needs equal lengths, and the length must not leak either. */
+function sameToken(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+function sendJson(
+  response: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, { "content-type": "application/json", ...headers });
+  response.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+function readBody(request: IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    request.on("data", (chunk: Uint8Array) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(null);
+        request.destroy();
+      } else chunks.push(chunk);
+    });
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+function isWildcard(host: string): boolean {
+  return host === "0.0.0.0" || host === "::" || host === "[::]";
+}
+
+/**
+ * Serves MCP over Streamable HTTP at `/mcp`. Each `initialize` without a
+ * session id starts an MCP session with its own toolset (from
+ * `makeToolset`), server and transport; requests carrying `Mcp-Session-Id`
+ * go to theirs, an unknown id gets 404. A session ends on `DELETE /mcp`,
+ * after `idleTimeoutMs` without an open HTTP exchange, or on `close()`, and
+ * its process groups end with it. Every request needs the bearer token
+ * (401 otherwise); a foreign `Host` or `Origin` gets 403 (against DNS
+ * rebinding). A call the client cancels, or whose HTTP exchange the client
+ * drops, ends its process group.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { serveHttp } from "@openwork/tools/mcp";
+ * const served = await serveHttp(
+ *   async () => finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) }),
+ *   { port: 0 },
+ * );
+ * console.log(served.url, served.token);
+ * await served.close();
+ * ```
+ */
+export async function serveHttp(
+  makeToolset: ToolsetFactory,
+  options: HttpMcpServerOptions = {},
+): Promise<HttpMcpServer> {
+  const host = options.host ?? "127.0.0.1";
+  const token = options.token ?? randomBytes(32).toString("base64url");
+  if (token.length === 0) throw new TypeError("serveHttp: the token must not be empty");
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const sessions = new Map<string, McpSession>();
+  let allowedHosts: readonly string[] | null = null;
+  let allowedOrigins: readonly string[] = [];
+  let closing = false;
+
+  function touch(session: McpSession, id: string): void {
+    if (session.idle !== undefined) clearTimeout(session.idle);
+    session.idle = undefined;
+    if (session.open > 0 || closing) return;
+    session.idle = setTimeout(() => void endSession(id), idleTimeoutMs);
+    // An idle session alone does not keep the process alive.
+    (session.idle as { unref?: () => void }).unref?.();
+  }
+
+  async function endSession(id: string): Promise<void> {
+    const session = sessions.get(id);
+    if (session === undefined) return;
+    sessions.delete(id);
+    if (session.idle !== undefined) clearTimeout(session.idle);
+    await session.close();
+  }
+
+  /** Starts a session for an `initialize` request; the transport registers it once it has its id. */
+  async function startSession(): Promise<StreamableHTTPServerTransport> {
+    const toolset = await makeToolset();
+    const server = createMcpServer(toolset, options);
+    let ended = false;
+    const close = async () => {
+      if (ended) return;
+      ended = true;
+      await server.close().catch(() => {});
+      await toolset.session.processes.shutdown();
+    };
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id: string) => {
+        const session: McpSession = { toolset, transport, close, open: 0 };
+        sessions.set(id, session);
+      },
+      onsessionclosed: (id: string) => endSession(id),
+    });
+    // Set before connect, which chains it: however the transport closes, the toolset ends.
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) void endSession(transport.sessionId);
+      void close();
+    };
+    await server.connect(transport);
+    return transport;
+  }
+
+  /** Checks `Host`, `Origin` and the token; answers and returns false when one fails. */
+  function admitted(request: IncomingMessage, response: ServerResponse): boolean {
+    const hostHeader = request.headers.host ?? "";
+    if (allowedHosts !== null && !allowedHosts.includes(hostHeader.toLowerCase())) {
+      sendJson(response, 403, `Forbidden: Host ${JSON.stringify(hostHeader)} is not served here`);
+      return false;
+    }
+    const origin = request.headers.origin;
+    if (origin !== undefined && !allowedOrigins.includes(origin.toLowerCase())) {
+      sendJson(response, 403, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`);
+      return false;
+    }
+    const authorization = request.headers.authorization ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match === null || !sameToken(match[1], token)) {
+      sendJson(response, 401, "Unauthorized: send Authorization: Bearer <token>", {
+        "www-authenticate": 'Bearer realm="openwork-tools"',
+      });
+      return false;
+    }
+    return true;
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = (request.url ?? "/").split("?")[0];
+    if (path !== MCP_HTTP_PATH) {
+      return sendJson(response, 404, `Not found: MCP is at ${MCP_HTTP_PATH}`);
+    }
+    if (!admitted(request, response)) return;
+    if (closing) return sendJson(response, 503, "The server is shutting down");
+
+    let body: unknown = undefined;
+    if (request.method === "POST") {
+      const text = await readBody(request);
+      if (text === null) return sendJson(response, 413, "Payload too large");
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return sendJson(response, 400, "Parse error: the body is not JSON");
+      }
+    }
+
+    const header = request.headers["mcp-session-id"];
+    const id = Array.isArray(header) ? header[0] : header;
+    if (id === undefined) {
+      if (request.method !== "POST" || !isInitializeRequest(body)) {
+        return sendJson(response, 400, "Bad Request: Mcp-Session-Id header is required");
+      }
+      const transport = await startSession();
+      await transport.handleRequest(request, response, body);
+      const started = transport.sessionId === undefined
+        ? undefined
+        : sessions.get(transport.sessionId);
+      if (started === undefined) await transport.close();
+      // A session that started while the server was closing ends at once.
+      else if (closing) await endSession(transport.sessionId!);
+      else touch(started, transport.sessionId!);
+      return;
+    }
+    const session = sessions.get(id);
+    if (session === undefined) {
+      response.writeHead(404, { "content-type": "application/json" });
+      response.end(JSON.stringify({
+        jsonrpc: "2.0",
+        error: { code: -32001, message: "Session not found" },
+        id: null,
+      }));
+      return;
+    }
+    session.open++;
+    touch(session, id);
+    const requests = (Array.isArray(body) ? body : [body]).filter((m) => isJSONRPCRequest(m));
+    response.once("close", () => {
+      session.open--;
+      if (sessions.has(id)) touch(session, id);
+      // The client dropped the exchange before its answers: its calls are cancelled, as if it had said so.
+      if (!response.writableFinished) {
+        for (const message of requests) {
+          session.transport.onmessage?.({
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: message.id, reason: "the HTTP client went away" },
+          });
+        }
+      }
+    });
+    await session.transport.handleRequest(request, response, body);
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error) => {
+      if (!response.headersSent) sendJson(response, 500, `Internal error: ${String(error)}`);
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host.replace(/^\[(.*)\]$/, "$1"), () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : options.port ?? 0;
+  const shownHost = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  const named = isWildcard(host) ? [] : [shownHost];
+  allowedHosts = options.allowedHosts?.map((h) => h.toLowerCase()) ??
+    (isWildcard(host) ? null : [...new Set([...LOOPBACK, ...named])].map((h) => `${h}:${port}`));
+  allowedOrigins = options.allowedOrigins?.map((o) => o.toLowerCase()) ??
+    (allowedHosts ?? LOOPBACK.map((h) => `${h}:${port}`)).map((h) => `http://${h}`);
+  const urlHost = isWildcard(host) ? "127.0.0.1" : shownHost;
+
+  return {
+    url: `http://${urlHost}:${port}${MCP_HTTP_PATH}`,
+    token,
+    async close() {
+      if (closing) return;
+      closing = true;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([...sessions.keys()].map((id) => endSession(id)));
+      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      await stopped;
+    },
+  };
+}
+
+/**
+ * Parses a `[HOST:]PORT` listening address (`8765`, `0.0.0.0:8765`,
+ * `[::1]:8765`); the host defaults to `127.0.0.1`.
+ */
+export function parseListenAddress(text: string): { host: string; port: number } {
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (match === null || port > 65535) {
+    throw new TypeError(
+      `expected [HOST:]PORT, e.g. 8765 or 0.0.0.0:8765, not ${JSON.stringify(text)}`,
+    );
+  }
+  return { host: match[1] ?? "127.0.0.1", port };
+}

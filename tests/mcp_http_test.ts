@@ -1,0 +1,331 @@
+/**
+ * The MCP server over Streamable HTTP against the official MCP client and
+ * raw `fetch`: the token, the Host/Origin checks, one toolset session per
+ * MCP session, and process groups ended on cancel, DELETE and close.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { request } from "node:http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { createSession, finalizeToolset } from "../mod.ts";
+import { type HttpMcpServer, serveHttp } from "../mcp.ts";
+import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
+
+function serve(root: string, options: { idleTimeoutMs?: number } = {}): Promise<HttpMcpServer> {
+  return serveHttp(async () =>
+    finalizeToolset({
+      session: await createSession({
+        workingDirectory: root,
+        permissions: { mode: "acceptEdits" },
+      }),
+    }), { port: 0, name: "openwork-tools", version: "test", ...options });
+}
+
+async function connect(served: HttpMcpServer): Promise<
+  { client: Client; transport: StreamableHTTPClientTransport }
+> {
+  const transport = new StreamableHTTPClientTransport(new URL(served.url), {
+    requestInit: { headers: { Authorization: `Bearer ${served.token}` } },
+  });
+  // The person approves every call: these tests are about the transport.
+  const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
+    capabilities: { elicitation: {} },
+  });
+  client.setRequestHandler(
+    ElicitRequestSchema,
+    () => Promise.resolve({ action: "accept" as const, content: { approve: true } }),
+  );
+  await client.connect(transport);
+  return { client, transport };
+}
+
+function text(result: object): string {
+  return (result as { content: { text: string }[] }).content.map((c) => c.text).join("\n");
+}
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "curl", version: "1" },
+  },
+};
+
+function post(
+  served: HttpMcpServer,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(served.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${served.token}`,
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+/** The live (not zombie) processes in the process groups of those whose command line holds `tag`. */
+async function groupOf(tag: string): Promise<number[]> {
+  // Deno reads /proc only with every permission; ps is run through bash, which `--allow-run` grants.
+  const rows = (await sh("ps -eo pid=,pgid=,stat=,args=")).split("\n").map((line) => {
+    const [pid, pgid, state, ...args] = line.trim().split(/\s+/);
+    return { pid: Number(pid), pgid: Number(pgid), live: !state?.startsWith("Z"), args };
+  }).filter((row) => row.live && row.pid > 0);
+  const groups = new Set(rows.filter((r) => r.args.join(" ").includes(tag)).map((r) => r.pgid));
+  return rows.filter((r) => groups.has(r.pgid)).map((r) => r.pid);
+}
+
+/** POSTs `initialize` through `node:http`, which, unlike fetch, sends the Host header it is given. */
+function rawStatus(served: HttpMcpServer, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify(INITIALIZE);
+    const sent = request(served.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${served.token}`,
+        ...headers,
+      },
+    }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    sent.on("error", reject);
+    sent.end(body);
+  });
+}
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 250; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`timed out waiting until ${what}`);
+}
+
+test("MCP over HTTP: the official client initializes, lists the tools and reads a file", async () => {
+  const dir = await tempDir();
+  const served = await serve(dir.path);
+  const { client, transport } = await connect(served);
+  try {
+    assert.match(served.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    assert.ok(served.token.length >= 32, "a generated token is long");
+    assert.match(transport.sessionId ?? "", /^[0-9a-f-]{36}$/);
+    assert.equal(client.getServerVersion()?.name, "openwork-tools");
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t: { name: string }) => t.name), ALL_TOOLS);
+    await writeFile(`${dir.path}/a.txt`, "alpha\nbeta\n");
+    const read = await client.callTool({ name: "read", arguments: { path: "a.txt" } });
+    assert.equal(read.isError, false, text(read));
+    assert.match(text(read), /2\tbeta/);
+  } finally {
+    await client.close();
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP over HTTP: no or a wrong token gets 401, a foreign Origin or Host 403, an unknown session 404", async () => {
+  const dir = await tempDir();
+  const served = await serve(dir.path);
+  try {
+    const missing = await post(served, INITIALIZE, { authorization: "" });
+    assert.equal(missing.status, 401);
+    assert.match(missing.headers.get("www-authenticate") ?? "", /^Bearer/);
+    await missing.body?.cancel();
+    const wrong = await post(served, INITIALIZE, { authorization: `Bearer ${served.token}x` });
+    assert.equal(wrong.status, 401);
+    await wrong.body?.cancel();
+    const foreign = await post(served, INITIALIZE, { origin: "http://evil.example" });
+    assert.equal(foreign.status, 403);
+    assert.match(
+      ((await foreign.json()) as { error: { message: string } }).error.message,
+      /Origin "http:\/\/evil.example" is not/,
+    );
+    const local = await post(served, INITIALIZE, { origin: new URL(served.url).origin });
+    assert.equal(local.status, 200, "the server's own origin passes");
+    await local.body?.cancel();
+    // A rebinding page reaches the loopback port under its own name: the Host header says so.
+    const rebound = await rawStatus(served, {
+      host: `attacker.example:${new URL(served.url).port}`,
+    });
+    assert.equal(rebound, 403);
+    const unknown = await post(
+      served,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { "mcp-session-id": randomUUID(), "mcp-protocol-version": "2025-06-18" },
+    );
+    assert.equal(unknown.status, 404);
+    await unknown.body?.cancel();
+    const sessionless = await post(served, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+    assert.equal(sessionless.status, 400);
+    await sessionless.body?.cancel();
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP over HTTP: a cancelled bash call ends its process group", async () => {
+  const dir = await tempDir();
+  const served = await serve(dir.path);
+  const { client } = await connect(served);
+  try {
+    const tag = `owt-http-cancel-${randomUUID()}`;
+    const cancel = new AbortController();
+    const call = client.callTool(
+      { name: "bash", arguments: { command: `sleep 300 & sleep 300; : ${tag}` } },
+      undefined,
+      { signal: cancel.signal },
+    );
+    await until(async () => (await groupOf(tag)).length >= 3, "bash and its two sleeps run");
+    cancel.abort();
+    await assert.rejects(call);
+    await until(async () => (await groupOf(tag)).length === 0, "the process group is gone");
+  } finally {
+    await client.close();
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP over HTTP: a client that drops the HTTP exchange of a call ends its process group", async () => {
+  const dir = await tempDir();
+  const served = await serve(dir.path);
+  const { client, transport } = await connect(served);
+  try {
+    const tag = `owt-http-drop-${randomUUID()}`;
+    const exchange = new AbortController();
+    const response = await fetch(served.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${served.token}`,
+        "mcp-session-id": transport.sessionId!,
+        "mcp-protocol-version": "2025-06-18",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "bash", arguments: { command: `sleep 300; : ${tag}` } },
+      }),
+      signal: exchange.signal,
+    });
+    assert.equal(response.status, 200);
+    await until(async () => (await groupOf(tag)).length >= 2, "bash runs");
+    exchange.abort();
+    await response.body?.cancel().catch(() => {});
+    await until(async () => (await groupOf(tag)).length === 0, "the process group is gone");
+  } finally {
+    await client.close();
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP over HTTP: DELETE ends the session and its processes; later requests with its id get 404", async () => {
+  const dir = await tempDir();
+  const served = await serve(dir.path);
+  const { client, transport } = await connect(served);
+  try {
+    const tag = `owt-http-delete-${randomUUID()}`;
+    const id = transport.sessionId!;
+    // Left running: the session's end must end it.
+    const call = client.callTool({ name: "bash", arguments: { command: `sleep 300; : ${tag}` } })
+      .catch(() => {});
+    await until(async () => (await groupOf(tag)).length >= 2, "bash runs");
+    await transport.terminateSession();
+    await until(async () => (await groupOf(tag)).length === 0, "the session's processes are gone");
+    const after = await post(
+      served,
+      { jsonrpc: "2.0", id: 9, method: "tools/list" },
+      { "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" },
+    );
+    assert.equal(after.status, 404);
+    await after.body?.cancel();
+    await client.close();
+    await call;
+  } finally {
+    await client.close();
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP over HTTP: two sessions are isolated, a running call keeps its session, and close ends the rest", async () => {
+  const one = await tempDir();
+  const served = await serveHttp(async () =>
+    finalizeToolset({
+      session: await createSession({
+        workingDirectory: one.path,
+        permissions: { mode: "acceptEdits" },
+      }),
+    }), { port: 0, idleTimeoutMs: 400 });
+  const a = await connect(served);
+  const b = await connect(served);
+  try {
+    assert.notEqual(a.transport.sessionId, b.transport.sessionId);
+    const tag = `owt-http-iso-${randomUUID()}`;
+    const running = a.client.callTool({
+      name: "bash",
+      arguments: { command: `sleep 300; : ${tag}` },
+    }).catch(() => {});
+    await until(async () => (await groupOf(tag)).length >= 2, "a's bash runs");
+    // b ending does not touch a's processes.
+    await b.transport.terminateSession();
+    assert.ok((await groupOf(tag)).length >= 2, "a's process outlives b's session");
+    const listed = await a.client.listTools();
+    assert.equal(listed.tools.length, ALL_TOOLS.length);
+    // A call in flight is an open exchange: a is not idle while its bash runs.
+    await new Promise((r) => setTimeout(r, 700));
+    assert.ok((await groupOf(tag)).length >= 2, "a running call keeps its session");
+    await served.close();
+    await until(async () => (await groupOf(tag)).length === 0, "close ends a's processes");
+    await a.client.close();
+    await running;
+  } finally {
+    await a.client.close().catch(() => {});
+    await b.client.close().catch(() => {});
+    await served.close();
+    await one.cleanup();
+  }
+});
+
+test("MCP over HTTP: a session with no open exchange ends after the idle timeout", async () => {
+  const dir = await tempDir();
+  const served = await serve(dir.path, { idleTimeoutMs: 300 });
+  try {
+    const init = await post(served, INITIALIZE);
+    const id = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    const list = () =>
+      post(served, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {
+        "mcp-session-id": id,
+        "mcp-protocol-version": "2025-06-18",
+      });
+    const live = await list();
+    assert.equal(live.status, 200);
+    await live.text();
+    await new Promise((r) => setTimeout(r, 700));
+    const gone = await list();
+    assert.equal(gone.status, 404);
+    await gone.body?.cancel();
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});
