@@ -4,8 +4,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { type FileChangeArtifact, type ReadOutput, undoFileChanges } from "../mod.ts";
-import { type BackendFixture, backendFixtures, workspace } from "./helpers.ts";
+import {
+  type FileChangeArtifact,
+  finalizeToolset,
+  type ReadOutput,
+  undoFileChanges,
+} from "../mod.ts";
+import { type BackendFixture, backendFixtures, memorySession, workspace } from "./helpers.ts";
 
 const fixtures = await backendFixtures();
 const lines = (n: number, prefix = "line") =>
@@ -393,4 +398,31 @@ test("工具语义: read streams a file larger than its output cap without loadi
   } finally {
     await ws.cleanup();
   }
+});
+
+test("结果与 Artifact: rewriting every line of a large file gives one whole-file hunk with exact counts", async () => {
+  const session = await memorySession();
+  const lines = 20_000;
+  const before = Array.from({ length: lines }, (_, i) => `line ${i} before`).join("\n") + "\n";
+  const after = Array.from({ length: lines }, (_, i) => `line ${i} after`).join("\n") + "\n";
+  const toolset = finalizeToolset({ session });
+  const approve = () => Promise.resolve(true);
+  const first = await toolset.call({
+    name: "write",
+    input: { path: "big.txt", content: before },
+    callId: "1",
+    approve,
+  });
+  assert.equal(first.ok, true, first.output);
+  const second = await toolset.call({
+    name: "write",
+    input: { path: "big.txt", content: after },
+    callId: "2",
+    approve,
+  });
+  assert.equal(second.ok, true, second.output);
+  const change = second.artifacts[0] as FileChangeArtifact;
+  assert.equal(change.hunks.length, 1);
+  assert.deepEqual([change.added, change.removed], [lines, lines]);
+  assert.equal(change.hunks[0].lines.length, 2 * lines);
 });

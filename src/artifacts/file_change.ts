@@ -16,6 +16,36 @@ export async function sha256Hex(text: string | Uint8Array): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * The most line edits the diff looks for; a change with more is reported as
+ * one whole-file hunk. Rewriting every line of a 10,000-line file took 25 s
+ * of diffing without a bound.
+ */
+export const MAX_DIFF_EDITS: number = 2000;
+
+/** The lines of a text as a diff sees them: each with its end, a missing last end kept out. */
+function linesOf(text: string): string[] {
+  if (text === "") return [];
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+/** A patch of one hunk that replaces the whole of `before` with `after`. */
+function wholeFileHunk(before: string, after: string) {
+  const old = linesOf(before);
+  const now = linesOf(after);
+  return {
+    hunks: [{
+      oldStart: old.length === 0 ? 0 : 1,
+      oldLines: old.length,
+      newStart: now.length === 0 ? 0 : 1,
+      newLines: now.length,
+      lines: [...old.map((line) => `-${line}`), ...now.map((line) => `+${line}`)],
+    }],
+  };
+}
+
 /** The artifact for a change of `path` from `before` (`null`: created) to `after`. */
 export async function fileChange(
   path: string,
@@ -24,7 +54,13 @@ export async function fileChange(
 ): Promise<FileChangeArtifact> {
   // Loaded on first use: hosts that only read and search never load the diff engine.
   const { structuredPatch } = await import("diff");
-  const patch = structuredPatch(path, path, before ?? "", after, "", "", { context: 3 });
+  // The diff costs time in proportion to the lines times the edits: bounded, so that rewriting
+  // every line of a large file cannot hold the host's thread for minutes. Past the bound the
+  // change is one hunk that removes every old line and adds every new one.
+  const patch = structuredPatch(path, path, before ?? "", after, "", "", {
+    context: 3,
+    maxEditLength: MAX_DIFF_EDITS,
+  }) ?? wholeFileHunk(before ?? "", after);
   let added = 0;
   let removed = 0;
   const hunks = patch.hunks.map((hunk) => {

@@ -13,6 +13,13 @@ import { isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
+/** How long a connection may take to send its request headers. */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** How long a connection may take to send a whole request (not its response stream). */
+const REQUEST_TIMEOUT_MS = 60_000;
+/** Connections served at once; more are refused. */
+const MAX_CONNECTIONS = 256;
+
 /** How long an MCP session may go without an open HTTP exchange before it ends: 30 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
 
@@ -280,6 +287,11 @@ export async function serveHttp(
       else response.destroy();
     });
   });
+  // A connection that never finishes its headers (before any token is seen) is dropped, and
+  // connections are capped, so that unauthenticated sockets cannot use up descriptors.
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host.replace(/^\[(.*)\]$/, "$1"), () => {

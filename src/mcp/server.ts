@@ -267,12 +267,14 @@ export async function serveStdio(
   const server = createMcpServer(toolset, options);
   const closed = new Promise<void>((resolve) => (server.onclose = () => resolve()));
   server.onerror = (error: Error) => {
-    process.stderr.write(`openwork-tools mcp: ${error.message}\n`);
+    // Bounded: the message may quote what the client sent (up to a whole line).
+    const message = error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message;
+    process.stderr.write(`openwork-tools mcp: ${message}\n`);
     if (server.getClientVersion() === undefined) return;
     void server.sendLoggingMessage({
       level: "warning",
       logger: "openwork-tools",
-      data: error.message,
+      data: message,
     })
       .catch(() => {});
   };
