@@ -95,13 +95,17 @@ function readBody(request: IncomingMessage): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let size = 0;
-    request.on("data", (chunk: Uint8Array) => {
+    const onData = (chunk: Uint8Array) => {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
+        // Stops reading (nothing more is kept); the socket closes once the 413 is sent.
+        request.off("data", onData);
+        request.pause();
+        chunks.length = 0;
         resolve(null);
-        request.destroy();
       } else chunks.push(chunk);
-    });
+    };
+    request.on("data", onData);
     request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.on("error", reject);
   });
@@ -226,7 +230,10 @@ export async function serveHttp(
     let body: unknown = undefined;
     if (request.method === "POST") {
       const text = await readBody(request);
-      if (text === null) return sendJson(response, 413, "Payload too large");
+      if (text === null) {
+        response.once("finish", () => request.destroy());
+        return sendJson(response, 413, "Payload too large", { connection: "close" });
+      }
       try {
         body = JSON.parse(text);
       } catch {
