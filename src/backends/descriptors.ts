@@ -29,6 +29,22 @@ import { fstatSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { lstat, realpath } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { ToolError } from "../errors.ts";
+import { isDeno } from "../runtime/checks.ts";
+
+/**
+ * Whether this runtime's `open` resolves a path itself before opening it:
+ * Deno's does (to check it against its flags), turning a descriptor path back
+ * into a plain one; its other calls keep the path given.
+ */
+export const OPEN_RESOLVES_ITSELF: boolean = isDeno;
+
+/** Whether two metadata records name the same object; `null` names none. */
+export function sameObject(
+  a: { dev: number; ino: number },
+  b: { dev: number; ino: number } | null,
+): boolean {
+  return b !== null && a.dev === b.dev && a.ino === b.ino;
+}
 
 /** Linux's directory of this process's descriptors by number. */
 export const PROC_SELF_FD = "/proc/self/fd";
@@ -89,9 +105,7 @@ function names(link: string, real: string): boolean {
 export function holdsSync(route: DescriptorRoute, fd: number, real: string): boolean {
   try {
     if (route !== null) return names(readlinkSync(descriptorPath(route, fd)), real);
-    const open = fstatSync(fd);
-    const found = lstatSync(real);
-    return open.dev === found.dev && open.ino === found.ino && realpathSync(real) === real;
+    return sameObject(fstatSync(fd), lstatSync(real)) && realpathSync(real) === real;
   } catch {
     return false;
   }
@@ -112,7 +126,7 @@ export async function holds(
       lstat(real),
       realpath(real),
     ]);
-    return open.dev === found.dev && open.ino === found.ino && canonical === real;
+    return sameObject(open, found) && canonical === real;
   } catch {
     return false;
   }

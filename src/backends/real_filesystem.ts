@@ -43,10 +43,16 @@ import type {
 } from "./filesystem.ts";
 import { type CheckedPath, rootOfCheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
 import { ToolError } from "../errors.ts";
-import { isDeno } from "../runtime/checks.ts";
 import { codeOfRuntimeError, toToolError } from "./errors.ts";
-import { changedUnderfoot, descriptorPath, holds, PROC_SELF_FD, Routes } from "./descriptors.ts";
-import type { DescriptorRoute } from "./descriptors.ts";
+import {
+  changedUnderfoot,
+  descriptorPath,
+  holds,
+  OPEN_RESOLVES_ITSELF,
+  PROC_SELF_FD,
+  Routes,
+  sameObject,
+} from "./descriptors.ts";
 
 /** Options of the real (disk) file systems, `createNodeFileSystem` and `createDenoFileSystem`. */
 export interface DiskFileSystemOptions {
@@ -119,8 +125,6 @@ function settle<T>(call: () => T): Promise<T> {
   }
 }
 
-/** Whether this runtime's `open` resolves a path itself before opening it (Deno does). */
-const OPEN_RESOLVES_ITSELF = isDeno;
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 const DIRECTORY = constants.O_DIRECTORY ?? 0;
@@ -211,10 +215,6 @@ async function readAll(handle: FileHandle, size: number, limit: number): Promise
   return buffer.subarray(0, filled);
 }
 
-function sameObject(a: Stats, b: Stats | null): boolean {
-  return b !== null && a.dev === b.dev && a.ino === b.ino;
-}
-
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -227,8 +227,6 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  */
 export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   const routes = new Routes(options.routes);
-  let known: DescriptorRoute = null;
-  const route = () => known;
 
   /** Opens `real` without following a final link and verifies that it is still there. */
   async function openAt(real: string, flags: number, shown: string, what: string) {
@@ -240,8 +238,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       if ((error as { code?: unknown }).code === "ELOOP") throw changedUnderfoot(shown);
       throw toToolError(error, what, shown);
     }
-    known = routes.of(handle.fd);
-    if (await holds(route(), handle, real)) return handle;
+    if (await holds(routes.of(handle.fd), handle, real)) return handle;
     await handle.close();
     throw changedUnderfoot(shown);
   }
@@ -249,7 +246,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   /** A verified directory and the paths of names inside it. */
   async function openDirectory(real: string, shown: string, what: string) {
     const handle = await openAt(real, DIRECTORY_FLAGS, shown, what);
-    const through = route();
+    const through = routes.of(handle.fd);
     return {
       handle,
       /** Its real path. */
@@ -507,7 +504,7 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           const stillOurs = async () => sameObject(ours, await names.lstat(at).catch(() => null));
           const disown = async () => {
             await file.truncate(0).catch(() => {});
-            const through = route();
+            const through = routes.of(file.fd);
             if (OPEN_RESOLVES_ITSELF && through !== null) {
               await fs.readlink(descriptorPath(through, file.fd)).then(names.unlink).catch(
                 () => {},

@@ -12,11 +12,16 @@
  * @module
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
-import { isDeno } from "../../runtime/checks.ts";
 import { resultCount } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { descriptorPath, holdsSync, type Routes } from "../descriptors.ts";
+import {
+  descriptorPath,
+  holdsSync,
+  OPEN_RESOLVES_ITSELF,
+  type Routes,
+  sameObject,
+} from "../descriptors.ts";
 import type { DescriptorRoute } from "../descriptors.ts";
 import { isPlainChild } from "../../path/mod.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
@@ -239,13 +244,6 @@ export const READ_FLAGS: number = constants.O_RDONLY | (constants.O_NONBLOCK ?? 
   (constants.O_NOFOLLOW ?? 0);
 const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) |
   (constants.O_NOFOLLOW ?? 0);
-/** Whether this runtime's `open` resolves a path itself before opening it (Deno does). */
-const OPEN_RESOLVES_ITSELF = isDeno;
-
-function sameObject(a: { dev: number; ino: number }, b: { dev: number; ino: number }): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
-}
-
 /** Verified directory descriptors a worker keeps open at once. */
 const KEPT_DIRECTORIES = 64;
 
