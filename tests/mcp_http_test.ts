@@ -62,8 +62,10 @@ function post(
   served: HttpMcpServer,
   body: unknown,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<Response> {
   return fetch(served.url, {
+    signal,
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -107,6 +109,27 @@ function rawStatus(served: HttpMcpServer, headers: Record<string, string>): Prom
   });
 }
 
+/** Runs `body` with a server on a fresh root and one client connected to it; ends all three after. */
+async function withSession(
+  body: (session: {
+    dir: { path: string };
+    served: HttpMcpServer;
+    client: Awaited<ReturnType<typeof connect>>["client"];
+    transport: Awaited<ReturnType<typeof connect>>["transport"];
+  }) => Promise<void>,
+): Promise<void> {
+  const dir = await tempDir();
+  const served = await serve(dir.path);
+  const { client, transport } = await connect(served);
+  try {
+    await body({ dir, served, client, transport });
+  } finally {
+    await client.close();
+    await served.close();
+    await dir.cleanup();
+  }
+}
+
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 250; i++) {
     if (await check()) return;
@@ -116,10 +139,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 }
 
 test("MCP over HTTP: the official client initializes, lists the tools and reads a file", async () => {
-  const dir = await tempDir();
-  const served = await serve(dir.path);
-  const { client, transport } = await connect(served);
-  try {
+  await withSession(async ({ dir, served, client, transport }) => {
     assert.match(served.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     assert.ok(served.token.length >= 32, "a generated token is long");
     assert.match(transport.sessionId ?? "", /^[0-9a-f-]{36}$/);
@@ -130,11 +150,7 @@ test("MCP over HTTP: the official client initializes, lists the tools and reads 
     const read = await client.callTool({ name: "read", arguments: { path: "a.txt" } });
     assert.equal(read.isError, false, text(read));
     assert.match(text(read), /2\tbeta/);
-  } finally {
-    await client.close();
-    await served.close();
-    await dir.cleanup();
-  }
+  });
 });
 
 test("MCP over HTTP: no or a wrong token gets 401, a foreign Origin or Host 403, an unknown session 404", async () => {
@@ -179,10 +195,7 @@ test("MCP over HTTP: no or a wrong token gets 401, a foreign Origin or Host 403,
 });
 
 test("MCP over HTTP: a cancelled bash call ends its process group", async () => {
-  const dir = await tempDir();
-  const served = await serve(dir.path);
-  const { client } = await connect(served);
-  try {
+  await withSession(async ({ served, client }) => {
     const tag = `owt-http-cancel-${randomUUID()}`;
     const cancel = new AbortController();
     const call = client.callTool(
@@ -194,54 +207,34 @@ test("MCP over HTTP: a cancelled bash call ends its process group", async () => 
     cancel.abort();
     await assert.rejects(call);
     await until(async () => (await groupOf(tag)).length === 0, "the process group is gone");
-  } finally {
-    await client.close();
-    await served.close();
-    await dir.cleanup();
-  }
+  });
 });
 
 test("MCP over HTTP: a client that drops the HTTP exchange of a call ends its process group", async () => {
-  const dir = await tempDir();
-  const served = await serve(dir.path);
-  const { client, transport } = await connect(served);
-  try {
+  await withSession(async ({ served, client, transport }) => {
     const tag = `owt-http-drop-${randomUUID()}`;
     const exchange = new AbortController();
-    const response = await fetch(served.url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        authorization: `Bearer ${served.token}`,
-        "mcp-session-id": transport.sessionId!,
-        "mcp-protocol-version": "2025-06-18",
-      },
-      body: JSON.stringify({
+    const response = await post(
+      served,
+      {
         jsonrpc: "2.0",
         id: 7,
         method: "tools/call",
         params: { name: "bash", arguments: { command: `sleep 300; : ${tag}` } },
-      }),
-      signal: exchange.signal,
-    });
+      },
+      { "mcp-session-id": transport.sessionId!, "mcp-protocol-version": "2025-06-18" },
+      exchange.signal,
+    );
     assert.equal(response.status, 200);
     await until(async () => (await groupOf(tag)).length >= 2, "bash runs");
     exchange.abort();
     await response.body?.cancel().catch(() => {});
     await until(async () => (await groupOf(tag)).length === 0, "the process group is gone");
-  } finally {
-    await client.close();
-    await served.close();
-    await dir.cleanup();
-  }
+  });
 });
 
 test("MCP over HTTP: DELETE ends the session and its processes; later requests with its id get 404", async () => {
-  const dir = await tempDir();
-  const served = await serve(dir.path);
-  const { client, transport } = await connect(served);
-  try {
+  await withSession(async ({ served, client, transport }) => {
     const tag = `owt-http-delete-${randomUUID()}`;
     const id = transport.sessionId!;
     // Left running: the session's end must end it.
@@ -259,11 +252,7 @@ test("MCP over HTTP: DELETE ends the session and its processes; later requests w
     await after.body?.cancel();
     await client.close();
     await call;
-  } finally {
-    await client.close();
-    await served.close();
-    await dir.cleanup();
-  }
+  });
 });
 
 test("MCP over HTTP: two sessions are isolated, a running call keeps its session, and close ends the rest", async () => {
