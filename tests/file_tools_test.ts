@@ -404,7 +404,8 @@ test("结果与 Artifact: rewriting every line of a large file gives one whole-f
   const session = await memorySession();
   const lines = 20_000;
   const before = Array.from({ length: lines }, (_, i) => `line ${i} before`).join("\n") + "\n";
-  const after = Array.from({ length: lines }, (_, i) => `line ${i} after`).join("\n") + "\n";
+  // Without its last line end: the whole-file hunk marks it as the diff does.
+  const after = Array.from({ length: lines }, (_, i) => `line ${i} after`).join("\n");
   const toolset = finalizeToolset({ session });
   const approve = () => Promise.resolve(true);
   const first = await toolset.call({
@@ -424,5 +425,7 @@ test("结果与 Artifact: rewriting every line of a large file gives one whole-f
   const change = second.artifacts[0] as FileChangeArtifact;
   assert.equal(change.hunks.length, 1);
   assert.deepEqual([change.added, change.removed], [lines, lines]);
-  assert.equal(change.hunks[0].lines.length, 2 * lines);
+  assert.equal(change.hunks[0].lines.length, 2 * lines + 1);
+  assert.equal(change.hunks[0].lines.at(-1), "\\ No newline at end of file");
+  assert.deepEqual([change.hunks[0].oldStart, change.hunks[0].newStart], [1, 1]);
 });

@@ -31,17 +31,29 @@ function linesOf(text: string): string[] {
   return lines;
 }
 
-/** A patch of one hunk that replaces the whole of `before` with `after`. */
+/** The diff's marker after a last line that has no line end. */
+const NO_NEWLINE = "\\ No newline at end of file";
+
+/**
+ * A patch of one hunk that replaces the whole of `before` with `after`, in
+ * the diff's own conventions: starts at line 1, and the no-newline marker
+ * after a last line without its end.
+ */
 function wholeFileHunk(before: string, after: string) {
-  const old = linesOf(before);
-  const now = linesOf(after);
+  const side = (text: string, sign: string) => {
+    const lines = linesOf(text).map((line) => `${sign}${line}`);
+    if (text !== "" && !text.endsWith("\n")) lines.push(NO_NEWLINE);
+    return lines;
+  };
+  const old = side(before, "-");
+  const now = side(after, "+");
   return {
     hunks: [{
-      oldStart: old.length === 0 ? 0 : 1,
-      oldLines: old.length,
-      newStart: now.length === 0 ? 0 : 1,
-      newLines: now.length,
-      lines: [...old.map((line) => `-${line}`), ...now.map((line) => `+${line}`)],
+      oldStart: 1,
+      oldLines: linesOf(before).length,
+      newStart: 1,
+      newLines: linesOf(after).length,
+      lines: [...old, ...now],
     }],
   };
 }

@@ -548,7 +548,11 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
             const placed = await names.lstat(directory.at(name)).catch(() => null);
             if (!sameObject(ours, placed)) {
               await file.truncate(0).catch(() => {});
-              await made.finish();
+              // A regular file there is a newer version and stays, as does a removal; anything
+              // else (a link exchanged in) goes, and the version read comes back.
+              const exchanged = placed !== null && !placed.isFile() && made.takeBack !== null;
+              if (exchanged) await made.takeBack!().catch(() => {});
+              else await made.finish();
               throw stale(path.display);
             }
             return made;
