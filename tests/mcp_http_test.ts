@@ -195,7 +195,7 @@ test("MCP over HTTP: no or a wrong token gets 401, a foreign Origin or Host 403,
 });
 
 test("MCP over HTTP: a cancelled bash call ends its process group", async () => {
-  await withSession(async ({ served, client }) => {
+  await withSession(async ({ client }) => {
     const tag = `owt-http-cancel-${randomUUID()}`;
     const cancel = new AbortController();
     const call = client.callTool(
@@ -211,7 +211,7 @@ test("MCP over HTTP: a cancelled bash call ends its process group", async () => 
 });
 
 test("MCP over HTTP: a client that drops the HTTP exchange of a call ends its process group", async () => {
-  await withSession(async ({ served, client, transport }) => {
+  await withSession(async ({ served, transport }) => {
     const tag = `owt-http-drop-${randomUUID()}`;
     const exchange = new AbortController();
     const response = await post(
