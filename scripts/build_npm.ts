@@ -83,12 +83,15 @@ for (const file of sources) {
 
 /** Imports that only the build and the scripts use: not dependencies of the package. */
 const BUILD_ONLY = new Set(["typescript", "wabt"]);
+/** Imports that only the tests use (the official MCP client is the server's oracle): dev dependencies. */
+const TEST_ONLY = new Set(["@modelcontextprotocol/sdk"]);
 const dependencies: Record<string, string> = {};
+const testDependencies: Record<string, string> = {};
 for (const specifier of Object.values(config.imports)) {
   const dependency = npmDependency(specifier);
-  if (dependency !== null && !BUILD_ONLY.has(dependency[0])) {
-    dependencies[dependency[0]] = dependency[1];
-  }
+  if (dependency === null || BUILD_ONLY.has(dependency[0])) continue;
+  if (TEST_ONLY.has(dependency[0])) testDependencies[dependency[0]] = dependency[1];
+  else dependencies[dependency[0]] = dependency[1];
 }
 const buildPackage = {
   name: config.name,
@@ -98,6 +101,7 @@ const buildPackage = {
   imports,
   dependencies,
   devDependencies: {
+    ...testDependencies,
     "typescript": "~5.9.3",
     "@types/node": "^20.19.0",
     "@types/picomatch": "^4.0.0",
@@ -174,7 +178,8 @@ const publishPackage = {
   ],
   dependencies,
 };
-// Nothing in the package may reference Deno at run time (comments and message text aside).
+// Nothing in the package may reference Deno at run time, nor import the MCP SDK (comments and
+// message text aside).
 for await (const file of walkFiles(out)) {
   if (file.includes("/node_modules/") || file.includes("/tests/") || !file.endsWith(".js")) {
     continue;
@@ -185,6 +190,9 @@ for await (const file of walkFiles(out)) {
   );
   if (/\bDeno\s*[.[]|globalThis\.Deno/.test(code)) {
     throw new Error(`${relative(out, file)} references Deno at run time`);
+  } // The MCP SDK is the tests' oracle, not a dependency of the package.
+  if (/["']@modelcontextprotocol\//.test(code)) {
+    throw new Error(`${relative(out, file)} imports the MCP SDK`);
   }
 }
 
