@@ -24,12 +24,11 @@ import {
 /** The header that names the session. */
 const SESSION_HEADER = "mcp-session-id";
 
-/** One POST's exchange: the requests it carries, waiting for their answers. */
+/** The exchange of a POST that carries a request, open until its answer. */
 interface Exchange {
   readonly response: ServerResponse;
+  /** Whether the answer (and what comes before it) is an SSE stream, not one JSON body. */
   readonly sse: boolean;
-  readonly waiting: Set<RequestId>;
-  readonly answers: JsonRpcMessage[];
 }
 
 /** Sends a JSON-RPC error outside any request (id null), with an HTTP status. */
@@ -106,37 +105,34 @@ export class HttpSessionTransport implements McpTransport {
    */
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    const isAnswer = "result" in message || "error" in message;
-    // A question to the client goes where the client listens for them, its GET stream, when
-    // it has one open; otherwise on the stream of the request it is about.
-    const isQuestion = typeof message.method === "string" && "id" in message;
-    const id = isAnswer
-      ? message.id as RequestId
-      : isQuestion && this.#stream !== undefined
-      ? undefined
-      : options?.relatedRequestId;
-    const exchange = id === undefined ? undefined : this.#byRequest.get(id);
-    if (exchange === undefined) {
-      if (!isAnswer && this.#stream !== undefined) this.#stream.write(event(message));
-      return Promise.resolve();
-    }
-    if (isAnswer) {
-      exchange.waiting.delete(id!);
-      this.#byRequest.delete(id!);
-    }
-    if (exchange.sse) {
-      exchange.response.write(event(message));
-      if (exchange.waiting.size === 0) exchange.response.end();
-    } else if (isAnswer) {
-      exchange.answers.push(message);
-      if (exchange.waiting.size === 0) {
+    if ("result" in message || "error" in message) {
+      const id = message.id as RequestId;
+      const exchange = this.#byRequest.get(id);
+      // Its client went away: the answer has nowhere to go.
+      if (exchange === undefined) return Promise.resolve();
+      this.#byRequest.delete(id);
+      if (exchange.sse) exchange.response.end(event(message));
+      else {
         exchange.response.writeHead(200, {
           "content-type": "application/json",
           [SESSION_HEADER]: this.sessionId,
         });
-        exchange.response.end(JSON.stringify(exchange.answers[0]));
+        exchange.response.end(JSON.stringify(message));
       }
+      return Promise.resolve();
     }
+    // A question to the client goes where the client listens for them, its GET stream, when
+    // it has one open; anything else about a request goes on that request's stream.
+    const isQuestion = "id" in message;
+    const related = options?.relatedRequestId === undefined
+      ? undefined
+      : this.#byRequest.get(options.relatedRequestId);
+    const stream = isQuestion && this.#stream !== undefined
+      ? this.#stream
+      : related?.sse === true
+      ? related.response
+      : this.#stream;
+    stream?.write(event(message));
     return Promise.resolve();
   }
 
@@ -144,7 +140,7 @@ export class HttpSessionTransport implements McpTransport {
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
-    for (const exchange of new Set(this.#byRequest.values())) {
+    for (const exchange of this.#byRequest.values()) {
       if (!exchange.response.headersSent) {
         sendHttpError(exchange.response, 404, -32001, "Session ended");
       } else exchange.response.end();
@@ -259,14 +255,14 @@ export class HttpSessionTransport implements McpTransport {
       if (
         message.method === "notifications/cancelled" &&
         (typeof cancelled === "string" || typeof cancelled === "number")
-      ) this.cancelled(cancelled);
+      ) this.#cancelled(cancelled);
       return;
     }
     const id = message.id as RequestId;
     if (this.#byRequest.has(id)) {
       return sendHttpError(response, 409, -32600, `Invalid Request: request ${id} is running`);
     }
-    const exchange: Exchange = { response, sse, waiting: new Set([id]), answers: [] };
+    const exchange: Exchange = { response, sse };
     this.#byRequest.set(id, exchange);
     response.once("close", () => {
       if (this.#byRequest.get(id) === exchange) this.#byRequest.delete(id);
@@ -287,12 +283,10 @@ export class HttpSessionTransport implements McpTransport {
    * Forgets a request the client cancelled: its exchange ends without an
    * answer (the server sends none for a cancelled request).
    */
-  cancelled(id: RequestId): void {
+  #cancelled(id: RequestId): void {
     const exchange = this.#byRequest.get(id);
     if (exchange === undefined) return;
     this.#byRequest.delete(id);
-    exchange.waiting.delete(id);
-    if (exchange.waiting.size > 0) return;
     if (exchange.response.headersSent) exchange.response.end();
     else exchange.response.writeHead(204).end();
   }

@@ -293,10 +293,10 @@ export class McpServer {
     params: Record<string, unknown> | undefined,
     options: RequestOptions = {},
   ): Promise<Record<string, unknown>> {
-    const transport = this.#connected();
-    const id = this.#nextId++;
     const { signal, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS } = options;
     return new Promise((resolve, reject) => {
+      const transport = this.#connected();
+      const id = this.#nextId++;
       const cancel = (reason: string, error: Error) => {
         if (!this.#pending.delete(id)) return;
         settle();
