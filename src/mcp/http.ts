@@ -25,7 +25,7 @@ export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
 /** The path the MCP endpoint is served at. */
 export const MCP_HTTP_PATH = "/mcp";
 
-/** The largest request body read (as the SDK's own default): 4 MiB. */
+/** The largest request body read (as much as a line of stdio): 4 MiB. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
