@@ -267,3 +267,23 @@ test("MCP over HTTP: the official client gets progress, and answers the approval
     }
   });
 });
+
+test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400, and the server keeps serving", async () => {
+  await withServer(async (served) => {
+    const headers = await session(served);
+    const big = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "big",
+      method: "ping",
+      params: { padding: "a".repeat(5 * 1024 * 1024) },
+    });
+    const [tooLarge, largeText] = await status(send(served, "POST", big, headers));
+    assert.deepEqual([tooLarge, largeText], [413, "Payload too large"]);
+    const [garbage, garbageText] = await status(send(served, "POST", "{not json", headers));
+    assert.equal(garbage, 400);
+    assert.match(garbageText, /not JSON/);
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
+    const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
+    assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });
+  });
+});
