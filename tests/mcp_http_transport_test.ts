@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
+import { type IncomingMessage, request } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -286,4 +287,56 @@ test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400, an
     const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
     assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });
   });
+});
+
+test("MCP over HTTP: a client that reads its stream slowly gets progress dropped, not piled up, and still gets the answer", async () => {
+  const dir = await tempDir();
+  const served = await serveHttp(
+    async () => finalizeToolset({ session: await createSession({ workingDirectory: dir.path }) }),
+    {
+      port: 0,
+      approval: "client",
+    },
+  );
+  try {
+    const headers = await session(served);
+    const produced = 32 * 1024 * 1024;
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "noisy",
+      method: "tools/call",
+      params: {
+        name: "bash",
+        arguments: { command: `head -c ${produced} /dev/zero | tr '\\0' a; : > done` },
+        _meta: { progressToken: "p" },
+      },
+    });
+    // node:http, paused: nothing is read from the socket until the command has finished.
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const sent = request(served.url, {
+        method: "POST",
+        headers: { ...headers, authorization: `Bearer ${served.token}` },
+      }, resolve);
+      sent.on("error", reject);
+      sent.end(body);
+    });
+    response.pause();
+    for (let i = 0; i < 1000; i++) {
+      if (await readFile(`${dir.path}/done`).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    response.setEncoding("utf8");
+    let text = "";
+    for await (const chunk of response) text += chunk;
+    const messages = text.split("\n").filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { message: string } });
+    const relayed = messages.filter((m) => m.method === "notifications/progress")
+      .reduce((sum, m) => sum + m.params!.message.length, 0);
+    assert.ok(relayed < produced / 2, `${relayed} of ${produced} bytes relayed as progress`);
+    const last = messages.at(-1) as { id?: string; result?: { isError: boolean } };
+    assert.deepEqual([last.id, last.result?.isError], ["noisy", false]);
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
 });

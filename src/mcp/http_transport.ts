@@ -55,6 +55,20 @@ function event(message: JsonRpcMessage): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
+/** Writes an event; resolves once the stream has taken it (or has closed). */
+function write(stream: ServerResponse, message: JsonRpcMessage): Promise<void> {
+  if (stream.write(event(message))) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+  });
+}
+
 /** Whether a parsed body is an `initialize` request. */
 export function isInitializeRequest(body: unknown): boolean {
   const message = body as { method?: unknown; id?: unknown } | null;
@@ -132,8 +146,7 @@ export class HttpSessionTransport implements McpTransport {
       : related?.sse === true
       ? related.response
       : this.#stream;
-    stream?.write(event(message));
-    return Promise.resolve();
+    return stream === undefined ? Promise.resolve() : write(stream, message);
   }
 
   /** Ends every open stream of the session; `onclose` follows once. */

@@ -223,14 +223,16 @@ export function createMcpServer(
     const meta = params._meta as { progressToken?: string | number } | undefined;
     const token = meta?.progressToken;
     let sent = 0;
+    // The sink resolves once the transport has taken the event: a slow client makes the
+    // tool's relay hold events back (and past its budget drop them) instead of piling them up.
     const progress = token === undefined
       ? undefined
       : (event: ToolProgress) =>
-        void context.notify("notifications/progress", {
+        context.notify("notifications/progress", {
           progressToken: token,
           progress: ++sent,
           message: event.kind === "message" ? event.message : event.chunk,
-        }).catch(() => {});
+        });
     const signal = context.signal;
     const result = await (await roots.current()).call({
       name: params.name as string,
