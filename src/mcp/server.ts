@@ -1,8 +1,8 @@
 /**
  * The MCP server: a finalized toolset served over the Model Context Protocol
- * by the package's own protocol engine ({@link McpServer}). `tools/list` comes from the toolset's definitions;
- * `tools/call` goes through the toolset's one approval flow (`call`), with
- * MCP elicitation as the approver.
+ * by the package's own protocol engine ({@link McpServer}). `tools/list`
+ * comes from the toolset's definitions; `tools/call` goes through the
+ * toolset's one approval flow (`call`), with MCP elicitation as the approver.
  *
  * @module
  */
