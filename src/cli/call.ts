@@ -182,7 +182,7 @@ export async function runCallCommand(
     return exitStatusOf(result, interrupted);
   } finally {
     for (const [signal, handler] of handlers) process.off(signal, handler);
-    process.stdout.off("error", onStdoutError);
+    // The stdout listener stays: an EPIPE from the last write may arrive after this.
     await toolset.session.processes.shutdown();
   }
 }
