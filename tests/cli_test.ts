@@ -339,3 +339,92 @@ test("CLI: help COMMAND and COMMAND --help show that command's help; version pri
     await dir.cleanup();
   }
 });
+
+/** Whether util-linux `script` is here to give the command a terminal. */
+async function hasScript(): Promise<boolean> {
+  return /util-linux/.test(await sh("script --version 2>&1 || true"));
+}
+
+/**
+ * Runs the command on a pseudo-terminal (util-linux `script`); `answer`
+ * is given the output so far and may return what to type next.
+ */
+function runInTerminal(
+  args: readonly string[],
+  cwd: string,
+  answer: (output: string) => string | null,
+): Promise<{ code: number | null; output: string }> {
+  const { command, args: base } = cliCommand();
+  const quoted = [command, ...base, ...args].map((word) => `'${word.replaceAll("'", `'\\''`)}'`);
+  return new Promise((resolve, reject) => {
+    // Through bash, as the tests may run bash only.
+    const child = spawn(
+      "bash",
+      ["-c", 'exec script -qec "$1" /dev/null', "bash", quoted.join(" ")],
+      {
+        cwd,
+        env: ENV,
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      output += chunk;
+      // Deno's own permission prompt would wait on the terminal: script ends it, and the test fails.
+      if (/Deno requests/.test(output)) {
+        child.kill("SIGTERM");
+        return;
+      }
+      const typed = answer(output);
+      if (typed !== null) child.stdin.write(typed);
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+  });
+}
+
+test("CLI: at a terminal, an ask is a y/N question; Ctrl-C at the question cancels and exits 130; no runtime permission prompt appears", async (t) => {
+  if (!(await hasScript())) return t.skip("needs util-linux script for a terminal");
+  const dir = await tempDir();
+  try {
+    const answering = (typed: string) => {
+      let asked = false;
+      return (output: string) => {
+        if (asked || !output.includes("[y/N]")) return null;
+        asked = true;
+        return typed;
+      };
+    };
+    const write = ["call", "write", '{"path":"w.txt","content":"w\\n"}'];
+    const declined = await runInTerminal(write, dir.path, answering("n\r"));
+    assert.equal(declined.code, 1, declined.output);
+    assert.match(declined.output, /Allow write: write w\.txt\? \(.*\) \[y\/N\]/);
+    assert.match(declined.output, /Error \(denied\): write: write w\.txt was declined/);
+    assert.equal(await readFile(`${dir.path}/w.txt`, "utf8").catch(() => null), null);
+
+    const interrupted = await runInTerminal(write, dir.path, answering("\x03"));
+    assert.equal(interrupted.code, 130, interrupted.output);
+    assert.equal(await readFile(`${dir.path}/w.txt`, "utf8").catch(() => null), null);
+
+    const approved = await runInTerminal(write, dir.path, answering("y\r"));
+    assert.equal(approved.code, 0, approved.output);
+    assert.equal(await readFile(`${dir.path}/w.txt`, "utf8"), "w\n");
+
+    // Ending a timed-out command signals its group: under Deno, with the task's flags, without a prompt.
+    const timedOut = await runInTerminal(
+      [
+        "call",
+        "bash",
+        `{"command":"echo $$ > ${dir.path}/pid; sleep 300 & sleep 300","timeout_ms":200}`,
+      ],
+      dir.path,
+      answering("y\r"),
+    );
+    assert.doesNotMatch(timedOut.output, /Deno requests/);
+    assert.equal(timedOut.code, 124, timedOut.output);
+    assert.match(timedOut.output, /Error \(timed_out\)/);
+    assert.equal(await liveMembers(await pidIn(`${dir.path}/pid`)), 0, "the group is gone");
+  } finally {
+    await dir.cleanup();
+  }
+});
