@@ -181,9 +181,11 @@ export async function runCallCommand(
     if (interrupted !== "SIGPIPE") report(result, options.json, streaming, out);
     return exitStatusOf(result, interrupted);
   } finally {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
+    // The handlers stay until the processes are shut down: a signal meanwhile must not kill this one first.
+    await toolset.session.processes.shutdown().finally(() => {
+      for (const [signal, handler] of handlers) process.off(signal, handler);
+    });
     // The stdout listener stays: an EPIPE from the last write may arrive after this.
-    await toolset.session.processes.shutdown();
   }
 }
 
