@@ -14,6 +14,7 @@
  */
 import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { VERSION } from "../src/cli/version.ts";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const out = join(repo, "npm");
@@ -25,6 +26,10 @@ interface DenoConfig {
   imports: Record<string, string>;
 }
 const config = JSON.parse(await Deno.readTextFile(join(repo, "deno.json"))) as DenoConfig;
+// The command prints VERSION: both builds must print the version their manifests carry.
+if (VERSION !== config.version) {
+  throw new Error(`src/cli/version.ts says ${VERSION}; deno.json says ${config.version}`);
+}
 
 async function run(
   cmd: string,

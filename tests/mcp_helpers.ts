@@ -1,29 +1,36 @@
 /**
- * Starting the CLI's MCP server from a test: under Deno as `deno run cli.ts`,
- * against the npm build as `node cli.js`.
+ * Starting the CLI (and its MCP server) from a test: under Deno as `deno
+ * task cli` runs it, against the npm build as `node cli.js`.
  */
 import process from "node:process";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { underDeno } from "./helpers.ts";
 
-/** How to start the CLI: `deno run cli.ts` under Deno, `node cli.js` against the npm build. */
+/**
+ * The permission flags of `deno task cli`, read from `deno.json`: the tests
+ * run the command as the task does.
+ */
+function cliTaskFlags(): string[] {
+  const config = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8")) as {
+    tasks: Record<string, string>;
+  };
+  const words = config.tasks.cli.split(/\s+/);
+  assert.deepEqual([words[0], words[1], words.at(-1)], ["deno", "run", "cli.ts"]);
+  return words.slice(2, -1);
+}
+
+/**
+ * How to start the CLI: `deno run` with the flags of `deno task cli` under
+ * Deno, `node cli.js` against the npm build.
+ */
 export function cliCommand(): { command: string; args: string[] } {
   const source = import.meta.url.endsWith(".ts");
   const cli = fileURLToPath(new URL(source ? "../cli.ts" : "../cli.js", import.meta.url));
   if (underDeno) {
     // By name, as `--allow-run=deno` grants it.
-    return {
-      command: "deno",
-      args: [
-        "run",
-        "--quiet",
-        "--allow-read",
-        "--allow-write",
-        "--allow-env",
-        "--allow-run=bash",
-        cli,
-      ],
-    };
+    return { command: "deno", args: ["run", "--quiet", ...cliTaskFlags(), cli] };
   }
   return { command: process.execPath, args: [cli] };
 }

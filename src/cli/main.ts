@@ -1,76 +1,19 @@
 /**
- * The command-line interface: `tools`, `call` and `mcp`.
+ * The command-line interface: `call`, `tools`, `mcp`, `help` and `version`.
  *
  * @module
  */
 import { parseArgs } from "node:util";
-import { createInterface } from "node:readline/promises";
 import process from "node:process";
 import { createSession } from "../session.ts";
 import { finalizeToolset } from "../finalize.ts";
 import { toAnthropicTools, toOpenAITools } from "../contract/converters.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { PermissionMode } from "../contract/context.ts";
-import { describeEffects } from "../contract/effects.ts";
 import type { McpServerOptions } from "../mcp/server.ts";
-
-const VERSION = "0.1.0";
-
-const USAGE = `openwork-tools — the read/write/edit/grep/glob/list/bash tool runtime
-
-Usage:
-  openwork-tools tools [--format json|openai|anthropic]   print the tool definitions
-  openwork-tools call NAME JSON [--json]                  run one call, print the model text
-  openwork-tools mcp                                      serve the tools over MCP (stdio)
-  openwork-tools mcp --http [HOST:]PORT                   serve them over MCP (Streamable HTTP)
-
-Options (every command):
-  --root DIR          working directory (default: the current directory)
-  --skill-root DIR    read-only skill root (e.g. ~/.agents/skills)
-  --mode MODE         default | acceptEdits | plan (default: default)
-  -h, --help          this help; 'openwork-tools COMMAND --help' for one command
-
-Exit codes: 0 ok, 1 the tool result is not ok, 2 usage error.`;
-
-const HELP: Record<string, string> = {
-  tools: `Usage: openwork-tools tools [--format json|openai|anthropic] [--mode MODE]
-
-Prints the tool definitions the model sees, as JSON: the toolset's own form
-(json, the default) or the OpenAI / Anthropic tool formats.`,
-  call: `Usage: openwork-tools call NAME JSON [--json] [--root DIR] [--mode MODE] [--skill-root DIR]
-
-Runs one tool call in the working directory and prints the text the model
-would see (--json: the whole ToolResult). bash output streams to stderr while
-it runs. Where the policy says ask, asks on the terminal (y/N); without a
-terminal the call is refused. Exits 1 when the result is not ok.
-
-Example: openwork-tools call grep '{"pattern":"TODO","mode":"content"}'`,
-  mcp: `Usage: openwork-tools mcp [--http [HOST:]PORT [--token TOKEN]] [--root DIR] [--mode MODE]
-                          [--skill-root DIR] [--approval HOW] [--full-artifacts]
-
-Serves the toolset over MCP on stdin/stdout until the client disconnects.
-Without --root, the working directory is the client's first file:// root
-when the client declares roots (and moves when they change), else the
-current directory.
-
---approval HOW   who decides a call the policy asks about:
-  elicit   the person, through MCP elicitation where the client supports it;
-           otherwise the call is refused with a readable reason (default)
-  client   the client's own confirmation of each tool call (the tools'
-           annotations tell it which are risky): the call runs
-  policy   nobody: only what the policy allows runs
-
---full-artifacts  send file-change artifacts in _meta whole; by default a
-                  result carries at most 64 KiB of prior file contents
-
---http serves it over Streamable HTTP at http://HOST:PORT/mcp instead (HOST
-defaults to 127.0.0.1; PORT 0 picks a free one), until SIGTERM or SIGINT,
-with the root fixed (--root, or the current directory). Each MCP session
-gets its own toolset session; it ends on DELETE or after 30 minutes idle,
-and its processes with it. Every request needs 'Authorization: Bearer
-TOKEN': the token is --token, else OPENWORK_MCP_TOKEN, else a random one
-printed to stderr once.`,
-};
+import { EXIT, runCallCommand } from "./call.ts";
+import { HELP, USAGE } from "./help.ts";
+import { VERSION } from "./version.ts";
 
 class UsageError extends Error {}
 
@@ -97,67 +40,42 @@ async function toolsetFor(
   }
 }
 
-async function askOnTerminal(question: string): Promise<boolean> {
-  if (!process.stdin.isTTY) return false;
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await prompt.question(`${question} [y/N] `)).trim());
-  } finally {
-    prompt.close();
+/** Reads standard input to its end as UTF-8. */
+async function readStdin(): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of process.stdin) {
+    text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
   }
+  return text + decoder.decode();
 }
 
+/** `call NAME JSON|-`: parses the input, then runs the call. */
 async function runCall(
   positionals: string[],
-  values: Record<string, string | boolean | undefined>,
+  values: { root?: string; "skill-root"?: string; mode?: string; json?: boolean; yes?: boolean },
 ): Promise<number> {
   const [name, json, ...extra] = positionals;
   if (name === undefined || json === undefined || extra.length > 0) {
-    throw new UsageError("call takes a tool name and one JSON argument");
+    throw new UsageError(
+      "call takes a tool name and one JSON argument (or - to read it from stdin)",
+    );
   }
+  const fromStdin = json === "-";
+  const text = fromStdin ? await readStdin() : json;
   let input: unknown;
   try {
-    input = JSON.parse(json);
+    input = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`the JSON argument does not parse: ${(error as Error).message}`);
+    const what = fromStdin ? "the JSON from stdin" : "the JSON argument";
+    throw new UsageError(`${what} does not parse: ${(error as Error).message}`);
   }
-  const toolset = await toolsetFor(values as Record<string, string>);
-  const turn = new AbortController();
-  const interrupt = () => turn.abort();
-  process.once("SIGINT", interrupt);
-  try {
-    // The toolset's one approval flow, with the terminal as the approver.
-    const result = await toolset.call({
-      name,
-      input,
-      callId: "cli-1",
-      signal: turn.signal,
-      approve: async ({ prepared, verdict }) => {
-        const what = describeEffects(prepared.name, prepared.effects);
-        if (!process.stdin.isTTY) {
-          return {
-            approved: false,
-            reason: `${what} needs approval (${verdict.source}) and there is no terminal to ask; ` +
-              "run it in a terminal, or choose --mode acceptEdits for file edits",
-          };
-        }
-        return await askOnTerminal(`Allow ${what}? (${verdict.source})`) ||
-          { approved: false, reason: `${what} was declined` };
-      },
-      progress: (event) => {
-        if (event.kind !== "message") process.stderr.write(event.chunk);
-      },
-    });
-    if (result.error?.code === "denied") {
-      process.stderr.write(`openwork-tools: ${result.output}\n`);
-      return 1;
-    }
-    process.stdout.write((values.json ? JSON.stringify(result, null, 2) : result.output) + "\n");
-    return result.ok ? 0 : 1;
-  } finally {
-    process.off("SIGINT", interrupt);
-    await toolset.session.processes.shutdown();
-  }
+  const toolset = await toolsetFor(values);
+  return await runCallCommand(toolset, name, input, {
+    json: values.json === true,
+    yes: values.yes === true,
+    inputFromStdin: fromStdin,
+  });
 }
 
 /** `mcp --http`: one toolset per MCP session, made as `toolset` was; serves until SIGTERM or SIGINT. */
@@ -210,15 +128,19 @@ async function runHttp(
 export async function main(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
   try {
-    if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+    if (command === undefined) {
+      process.stderr.write(USAGE + "\n");
+      return EXIT.usage;
+    }
+    if (command === "-h" || command === "--help") {
       process.stdout.write(USAGE + "\n");
-      return command === undefined ? 2 : 0;
+      return EXIT.ok;
     }
-    if (command === "--version") {
+    if (command === "--version" || command === "-V") {
       process.stdout.write(`${VERSION}\n`);
-      return 0;
+      return EXIT.ok;
     }
-    if (!(command in HELP)) {
+    if (!Object.hasOwn(HELP, command)) {
       throw new UsageError(`unknown command ${JSON.stringify(command)}; try --help`);
     }
     let parsed;
@@ -234,6 +156,7 @@ export async function main(args: readonly string[]): Promise<number> {
           mode: { type: "string" },
           format: { type: "string" },
           json: { type: "boolean" },
+          yes: { type: "boolean", short: "y" },
           approval: { type: "string" },
           "full-artifacts": { type: "boolean" },
           http: { type: "string" },
@@ -246,9 +169,23 @@ export async function main(args: readonly string[]): Promise<number> {
     const { values, positionals } = parsed;
     if (values.help) {
       process.stdout.write(HELP[command] + "\n");
-      return 0;
+      return EXIT.ok;
+    }
+    if (command === "help") {
+      const [topic, ...more] = positionals;
+      if (topic !== undefined && (!Object.hasOwn(HELP, topic) || more.length > 0)) {
+        throw new UsageError(`help takes one command: ${Object.keys(HELP).join(", ")}`);
+      }
+      process.stdout.write((topic === undefined ? USAGE : HELP[topic]) + "\n");
+      return EXIT.ok;
+    }
+    if (command === "version") {
+      if (positionals.length > 0) throw new UsageError("version takes no arguments");
+      process.stdout.write(`${VERSION}\n`);
+      return EXIT.ok;
     }
     if (command !== "call" && values.json) throw new UsageError("--json is an option of call");
+    if (command !== "call" && values.yes) throw new UsageError("--yes is an option of call");
     if (command !== "mcp" && values.approval !== undefined) {
       throw new UsageError("--approval is an option of mcp");
     }
@@ -310,7 +247,7 @@ export async function main(args: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`openwork-tools: ${error.message}\n`);
-      return 2;
+      return EXIT.usage;
     }
     throw error;
   }
