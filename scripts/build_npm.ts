@@ -25,6 +25,9 @@ import { fileURLToPath } from "node:url";
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const out = join(repo, "npm");
 const checks = !Deno.args.includes("--no-checks");
+const began = Date.now();
+/** Seconds since the build began, for the log. */
+const elapsed = () => `${Math.round((Date.now() - began) / 1000)} s`;
 
 interface DenoConfig {
   name: string;
@@ -84,7 +87,7 @@ async function run(
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<string> {
-  console.error(`$ (${relative(repo, cwd) || "."}) ${cmd} ${args.join(" ")}`);
+  console.error(`[${elapsed()}] $ (${relative(repo, cwd) || "."}) ${cmd} ${args.join(" ")}`);
   const child = new Deno.Command(cmd, { args, cwd, env, stdout: "piped", stderr: "inherit" });
   const { code, stdout } = await child.output();
   const text = new TextDecoder().decode(stdout);
@@ -97,7 +100,7 @@ async function run(
 
 /** Runs a command that must succeed with nothing on stderr (no warning); returns its stdout. */
 async function quiet(cmd: string, args: string[], cwd: string): Promise<string> {
-  console.error(`$ (${relative(repo, cwd) || "."}) ${cmd} ${args.join(" ")}`);
+  console.error(`[${elapsed()}] $ (${relative(repo, cwd) || "."}) ${cmd} ${args.join(" ")}`);
   const child = new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" });
   const { code, stdout, stderr } = await child.output();
   const [text, errors] = [new TextDecoder().decode(stdout), new TextDecoder().decode(stderr)];
@@ -177,7 +180,8 @@ async function installSize(project: string, name: string): Promise<string> {
     );
     const only = [...tree].filter((path) => !shared.has(path));
     const bytes = only.reduce((sum, path) => sum + own.get(path)!, 0);
-    lines.push({ bytes, text: `${dependency} and the ${only.length - 1} packages only it brings` });
+    const brings = only.length === 1 ? "" : ` and the ${only.length - 1} packages only it brings`;
+    lines.push({ bytes, text: `${dependency}${brings}` });
   }
   lines.push({ bytes: own.get(root)!, text: name });
   lines.sort((a, b) => b.bytes - a.bytes);
@@ -463,5 +467,5 @@ if (checks) {
     await Deno.remove(away, { recursive: true });
     await Deno.remove(join(out, filename));
   }
-  console.error(`checked ${basename(out)}/`);
+  console.error(`checked ${basename(out)}/ in ${elapsed()}`);
 }
