@@ -66,6 +66,15 @@ export interface DiskFileSystemOptions {
    * are best effort.
    */
   readonly descriptorLink?: string;
+  /**
+   * The module grep's and glob's tree searches run in worker threads, as a
+   * URL, for a host whose bundle moved it; `null` runs every search on the
+   * calling thread. By default, the backend's own worker module (for the
+   * Node backend, `search_worker.js` beside the code, which a bundle can
+   * emit as a second entry point); where that file is missing, as in a
+   * one-file bundle, searches run on the calling thread.
+   */
+  readonly searchWorker?: URL | null;
 }
 
 /** The routes to descriptors a backend tries, in order (see `descriptors.ts`). */

@@ -18,6 +18,7 @@ import { toToolError } from "../backends/errors.ts";
 import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
 import { describeEffects } from "./effects.ts";
 import { annotationsFor } from "./annotations.ts";
+import { anySignal } from "../runtime/signals.ts";
 import type { ToolAnnotations } from "./annotations.ts";
 
 /** What a model is told about one tool, and what a host may show of it. */
@@ -145,7 +146,14 @@ function callSignal(options: CallOptions): { signal: AbortSignal; done: () => vo
     () => deadline.abort(new DOMException("The call's deadline passed.", "TimeoutError")),
     Math.max(0, options.deadline - Date.now()),
   );
-  return { signal: AbortSignal.any([turn, deadline.signal]), done: () => clearTimeout(timer) };
+  const { signal, release } = anySignal([turn, deadline.signal]);
+  return {
+    signal,
+    done: () => {
+      clearTimeout(timer);
+      release();
+    },
+  };
 }
 
 /** Builds a frozen toolset from `registry`'s selected tools under `policy`. Used by `finalizeToolset`. */

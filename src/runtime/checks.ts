@@ -15,10 +15,11 @@ export const isDeno: boolean = process.versions.deno !== undefined;
 /**
  * The URL of the module `name` beside the module at `base`, with the
  * extension the code runs with: `.ts` from the sources, `.js` once compiled
- * (the npm build).
+ * (the npm build), `.mjs` in a bundle named so.
  */
 export function moduleBeside(base: string, name: string): URL {
-  return new URL(`./${name}.${base.endsWith(".ts") ? "ts" : "js"}`, base);
+  const extension = /\.[cm]?[jt]s$/.exec(new URL(base).pathname)?.[0] ?? ".js";
+  return new URL(`./${name}${extension}`, base);
 }
 
 /** The host's environment, or a minimal one where the runtime refuses to read it. */

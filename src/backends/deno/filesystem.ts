@@ -36,8 +36,8 @@ export function createDenoFileSystem(options: DiskFileSystemOptions = {}): Async
   const filesystem = { ...real, readGitExcludes: hostGitExcludes };
   // grep's and glob's tree searches run in the same worker threads as under Node (Deno runs
   // node:worker_threads), with Deno's own directory listing.
-  return Object.assign(
-    filesystem,
-    workerSearches(filesystem, new URL("./search_worker.ts", import.meta.url), routes),
-  );
+  const worker = options.searchWorker === undefined
+    ? new URL("./search_worker.ts", import.meta.url)
+    : options.searchWorker;
+  return Object.assign(filesystem, workerSearches(filesystem, worker, routes));
 }

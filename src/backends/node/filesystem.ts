@@ -6,12 +6,14 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
 import { descriptorRoutes, kindOf, realFileSystem } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
-import { moduleBeside } from "../../runtime/checks.ts";
+import { isDeno, moduleBeside } from "../../runtime/checks.ts";
 import { hostGitExcludes } from "../host_text.ts";
 
 /**
@@ -34,6 +36,18 @@ export function createNodeFileSystem(options: DiskFileSystemOptions = {}): Async
       })),
   });
   const filesystem = { ...real, readGitExcludes: hostGitExcludes };
-  const worker = moduleBeside(import.meta.url, "search_worker");
+  const worker = options.searchWorker === undefined ? ownWorker() : options.searchWorker;
   return Object.assign(filesystem, workerSearches(filesystem, worker, routes));
+}
+
+/**
+ * The search worker beside this module, or `null` where Node has no file
+ * there: a host that bundled the package into one file has only the bundle.
+ * (Deno loads modules whatever its read permissions, which may forbid
+ * looking; a missing worker then fails to start and the search stays here.)
+ */
+function ownWorker(): URL | null {
+  const worker = moduleBeside(import.meta.url, "search_worker");
+  if (isDeno || worker.protocol !== "file:") return worker;
+  return existsSync(fileURLToPath(worker)) ? worker : null;
 }

@@ -4,12 +4,12 @@
  * ends at once while the workers start; past its first files (entries, for a
  * glob) it goes on in the workers, after the last entry walked here; and
  * where the workers cannot run (the runtime may not read their module), it
- * goes on here instead.
+ * goes on here instead. Without a worker module, every search runs here.
  *
  * @module
  */
 import type { AsyncFileSystem } from "../filesystem.ts";
-import { globHere, scanHere, ThreadWalk } from "../thread_search.ts";
+import { globHere, scanHere, threadSearches, ThreadWalk } from "../thread_search.ts";
 import type { ThreadReads } from "../thread_search.ts";
 import { resultCount } from "../../search/scan.ts";
 import { sharedPool, treeStart } from "./pool.ts";
@@ -46,12 +46,14 @@ async function* fromWorkers<T>(
  * pool of workers for `workerModule` (the adapter's worker, which calls
  * `serveSearches`), reading through `filesystem` on the calling thread; the
  * workers reach descriptors through the first of `routes` that works there.
+ * With `workerModule` `null`, the searches of the calling thread.
  */
 export function workerSearches(
   filesystem: ThreadReads,
-  workerModule: URL,
+  workerModule: URL | null,
   routes: readonly string[],
 ): Pick<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree"> {
+  if (workerModule === null) return { ...threadSearches(filesystem), prepareSearch() {} };
   const pool = sharedPool(workerModule);
   return {
     prepareSearch() {
