@@ -37,14 +37,20 @@ export type { UndoOutcome, UndoReport } from "./src/artifacts/undo.ts";
 export { defineTool } from "./src/contract/tool.ts";
 export type { AnyTool, Tool, ToolOutput, ToolSpec } from "./src/contract/tool.ts";
 export { ToolRegistry } from "./src/contract/registry.ts";
+export type { Registered } from "./src/contract/registry.ts";
 export type {
   ApprovalRequest,
+  CallData,
+  CallInput,
+  CallName,
   CallOptions,
   CallRequest,
   FinalizedToolset,
   FinalizeOptions,
   PreparedCall,
+  SelectedTools,
   ToolDefinition,
+  ToolName,
 } from "./src/contract/toolset.ts";
 export type {
   PermissionMode,
@@ -60,8 +66,11 @@ export type {
   DiffHunk,
   FileChangeArtifact,
   ProgressSink,
+  ToolFailure,
   ToolProgress,
   ToolResult,
+  ToolResultBase,
+  ToolSuccess,
 } from "./src/contract/result.ts";
 export type {
   InferSchemaOutput,
@@ -117,6 +126,7 @@ export type {
 export { classifyCommand } from "./src/permissions/classifier.ts";
 
 export { builtinRegistry } from "./src/tools/mod.ts";
+export type { BuiltinTool } from "./src/tools/mod.ts";
 export {
   bashTool,
   editTool,

@@ -4,8 +4,16 @@
  * @module
  */
 import { buildToolset } from "./contract/toolset.ts";
-import type { FinalizedToolset, FinalizeOptions } from "./contract/toolset.ts";
+import type {
+  FinalizedToolset,
+  FinalizeOptions,
+  SelectedTools,
+  ToolName,
+} from "./contract/toolset.ts";
+import type { AnyTool } from "./contract/tool.ts";
+import type { ToolRegistry } from "./contract/registry.ts";
 import { builtinRegistry } from "./tools/mod.ts";
+import type { BuiltinTool } from "./tools/mod.ts";
 import { decide } from "./permissions/policy.ts";
 
 /**
@@ -16,6 +24,11 @@ import { decide } from "./permissions/policy.ts";
  * advertised nor callable. Every `call` applies `options.policy`, the
  * reference policy `decide` unless another is given.
  *
+ * The toolset is typed by its tools: the built-in seven by default, the
+ * registry's own tools when `registry` is given, narrowed to `select` when
+ * its names are literals (a misspelt one is a type error, and still a
+ * `TypeError` at run time).
+ *
  * @example
  * ```ts
  * import { createSession, finalizeToolset } from "@openwork/tools";
@@ -24,6 +37,22 @@ import { decide } from "./permissions/policy.ts";
  * console.log(toolset.definitions.map((d) => d.name)); // ["read", "grep"]
  * ```
  */
-export function finalizeToolset(options: FinalizeOptions): FinalizedToolset {
-  return buildToolset(options.registry ?? builtinRegistry(), options.policy ?? decide, options);
+export function finalizeToolset<
+  Tools extends AnyTool = BuiltinTool,
+  const Selected extends ToolName<Tools> | (string & {}) = ToolName<Tools>,
+>(
+  options: FinalizeOptions<Tools, SelectedName<Tools, Selected>>,
+): FinalizedToolset<SelectedTools<Tools, Selected>> {
+  // Without a registry, `Tools` is the built-in seven: the default is what the type says.
+  const registry = options.registry ?? (builtinRegistry() as ToolRegistry as ToolRegistry<Tools>);
+  return buildToolset(registry, options.policy ?? decide, options) as FinalizedToolset<
+    SelectedTools<Tools, Selected>
+  >;
 }
+
+/** What `select` may hold: a literal must be one of the registry's names; a `string` is checked at run time. */
+type SelectedName<Tools extends AnyTool, Selected extends string> = string extends Selected
+  ? Selected
+  : string extends ToolName<Tools> ? Selected
+  : Selected extends ToolName<Tools> ? Selected
+  : ToolName<Tools>;
