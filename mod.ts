@@ -49,6 +49,7 @@ export type {
   FinalizeOptions,
   PreparedCall,
   SelectedTools,
+  SuggestedName,
   ToolDefinition,
   ToolName,
 } from "./src/contract/toolset.ts";

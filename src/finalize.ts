@@ -8,6 +8,7 @@ import type {
   FinalizedToolset,
   FinalizeOptions,
   SelectedTools,
+  SuggestedName,
   ToolName,
 } from "./contract/toolset.ts";
 import type { AnyTool } from "./contract/tool.ts";
@@ -39,7 +40,7 @@ import { decide } from "./permissions/policy.ts";
  */
 export function finalizeToolset<
   Tools extends AnyTool = BuiltinTool,
-  const Selected extends ToolName<Tools> | (string & {}) = ToolName<Tools>,
+  const Selected extends SuggestedName<Tools> = ToolName<Tools>,
 >(
   options: FinalizeOptions<Tools, SelectedName<Tools, Selected>>,
 ): FinalizedToolset<SelectedTools<Tools, Selected>> {

@@ -39,6 +39,15 @@ export interface ToolDefinition {
 /** The model-facing names of `Tools`: `"read" | "write" | …` for the built-in seven. */
 export type ToolName<Tools extends AnyTool> = Tools["name"];
 
+/**
+ * Any string, with `Tools`' names listed first: editors offer those names
+ * for completion, and {@link CallName} rejects a literal that is none of them.
+ * (`string & Record<never, never>` keeps the union from collapsing to `string`.)
+ */
+export type SuggestedName<Tools extends AnyTool> =
+  | ToolName<Tools>
+  | (string & Record<never, never>);
+
 /** Whether `Tools` carries literal names a call can be checked against (not a bare `string`). */
 type NamesKnown<Tools extends AnyTool> = string extends ToolName<Tools> ? false : true;
 
@@ -181,7 +190,7 @@ export interface FinalizedToolset<Tools extends AnyTool = AnyTool> {
   /** The session the toolset is bound to. */
   readonly session: ToolSessionContext;
   /** Validates a call and resolves its effects, without running it. */
-  prepare<const Name extends ToolName<Tools> | (string & {})>(
+  prepare<const Name extends SuggestedName<Tools>>(
     name: CallName<Tools, Name>,
     input: CallInput<Tools, Name>,
   ): Promise<PreparedCall<Name, CallInput<Tools, Name>>>;
@@ -191,7 +200,7 @@ export interface FinalizedToolset<Tools extends AnyTool = AnyTool> {
     options: CallOptions,
   ): Promise<ToolResult<CallData<Tools, Name>>>;
   /** Prepares and executes in one step. */
-  call<const Name extends ToolName<Tools> | (string & {})>(
+  call<const Name extends SuggestedName<Tools>>(
     request: CallRequest<CallName<Tools, Name>, CallInput<Tools, Name>>,
   ): Promise<ToolResult<CallData<Tools, Name>>>;
 }
