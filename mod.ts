@@ -30,6 +30,7 @@
 
 export { createSession } from "./src/session.ts";
 export type { SessionOptions } from "./src/session.ts";
+export { UnsupportedPlatformError } from "./src/runtime/platform.ts";
 export { finalizeToolset } from "./src/finalize.ts";
 export { undoFileChanges } from "./src/artifacts/undo.ts";
 export type { UndoOutcome, UndoReport } from "./src/artifacts/undo.ts";
