@@ -7,6 +7,7 @@ import { buildToolset } from "./contract/toolset.ts";
 import type {
   FinalizedToolset,
   FinalizeOptions,
+  SelectedName,
   SelectedTools,
   SuggestedName,
   ToolName,
@@ -50,10 +51,3 @@ export function finalizeToolset<
     SelectedTools<Tools, Selected>
   >;
 }
-
-/** What `select` may hold: a literal must be one of the registry's names; a `string` is checked at run time. */
-type SelectedName<Tools extends AnyTool, Selected extends string> = string extends Selected
-  ? Selected
-  : string extends ToolName<Tools> ? Selected
-  : Selected extends ToolName<Tools> ? Selected
-  : ToolName<Tools>;

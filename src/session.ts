@@ -65,6 +65,7 @@ async function canonicalDirectory(
     }
     absolute = posix.resolve(current, path);
   }
+  const shown = absolute === path ? path : `${path} (${absolute})`;
   let real: string;
   try {
     real = await filesystem.realPath(absolute);
@@ -75,12 +76,12 @@ async function canonicalDirectory(
       return posix.resolve(absolute);
     }
     throw new TypeError(
-      `createSession: ${what} ${path} cannot be resolved: ${(error as Error).message}`,
+      `createSession: ${what} ${shown} cannot be resolved: ${(error as Error).message}`,
     );
   }
   const info = await filesystem.lstat(real);
   if (info.kind !== "directory") {
-    throw new TypeError(`createSession: ${what} ${path} is not a directory.`);
+    throw new TypeError(`createSession: ${what} ${shown} is not a directory.`);
   }
   return real;
 }

@@ -127,7 +127,7 @@ test("sessions: a relative workingDirectory and skillRoot resolve against the cu
     assert.equal(here.workingDirectory, await realpath(process.cwd()));
     await assert.rejects(
       createSession({ workingDirectory: join(fromHere, "absent") }),
-      /workingDirectory .*absent cannot be resolved/,
+      /workingDirectory \S*absent \(\/\S*\/absent\) cannot be resolved/,
     );
   } finally {
     await dir.cleanup();

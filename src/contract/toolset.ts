@@ -48,14 +48,23 @@ export type SuggestedName<Tools extends AnyTool> =
   | ToolName<Tools>
   | (string & Record<never, never>);
 
-/** Whether `Tools` carries literal names a call can be checked against (not a bare `string`). */
-type NamesKnown<Tools extends AnyTool> = string extends ToolName<Tools> ? false : true;
+/**
+ * The input type of a tool (of each, for a union of tools).
+ *
+ * @example
+ * ```ts
+ * import type { InputOf, readTool } from "@openwork/tools";
+ * const input: InputOf<typeof readTool> = { path: "README.md", limit: 20 };
+ * ```
+ */
+export type InputOf<T extends AnyTool> = T extends Tool<infer Input, infer _Output, infer _Name>
+  ? Input
+  : never;
 
-/** The input type of a tool. */
-type InputOfTool<T> = T extends Tool<infer Input, infer _Output, infer _Name> ? Input : never;
-
-/** The output (`data`) type of a tool. */
-type OutputOfTool<T> = T extends Tool<infer _Input, infer Output, infer _Name> ? Output : never;
+/** The output (`data`) type of a tool (of each, for a union of tools). */
+export type OutputOf<T extends AnyTool> = T extends Tool<infer _Input, infer Output, infer _Name>
+  ? Output
+  : never;
 
 /**
  * What a call's `name` may be, given the name as written (`Name`): a `string`
@@ -64,7 +73,7 @@ type OutputOfTool<T> = T extends Tool<infer _Input, infer Output, infer _Name> ?
  * error.
  */
 export type CallName<Tools extends AnyTool, Name extends string> = string extends Name ? Name
-  : NamesKnown<Tools> extends false ? Name
+  : string extends ToolName<Tools> ? Name
   : Name extends ToolName<Tools> ? Name
   : ToolName<Tools>;
 
@@ -74,16 +83,16 @@ export type CallName<Tools extends AnyTool, Name extends string> = string extend
  * whose names are untyped.
  */
 export type CallInput<Tools extends AnyTool, Name extends string> = string extends Name ? unknown
-  : NamesKnown<Tools> extends false ? unknown
-  : InputOfTool<Extract<Tools, { readonly name: Name }>>;
+  : string extends ToolName<Tools> ? unknown
+  : InputOf<Extract<Tools, { readonly name: Name }>>;
 
 /**
  * The type of a result's `data` for a call: the named tool's output type for a
  * literal name, `unknown` for a `string` name or an untyped toolset.
  */
 export type CallData<Tools extends AnyTool, Name extends string> = string extends Name ? unknown
-  : NamesKnown<Tools> extends false ? unknown
-  : OutputOfTool<Extract<Tools, { readonly name: Name }>>;
+  : string extends ToolName<Tools> ? unknown
+  : OutputOf<Extract<Tools, { readonly name: Name }>>;
 
 /**
  * A validated call whose effects are known, ready for the host's decision.
@@ -219,6 +228,15 @@ export interface FinalizeOptions<
   /** The permission policy every `call` applies (default: the reference policy, `decide`). */
   readonly policy?: Policy;
 }
+
+/**
+ * What `select` may hold: a literal must be one of the registry's names
+ * (a misspelt one is a type error); a `string` is checked at run time.
+ */
+export type SelectedName<Tools extends AnyTool, Selected extends string> = CallName<
+  Tools,
+  Selected
+>;
 
 /** The tools of `Tools` a selection of names keeps; all of them for an untyped selection. */
 export type SelectedTools<Tools extends AnyTool, Selected extends string> = string extends Selected
