@@ -159,6 +159,8 @@ const publishPackage = {
   imports,
   bin: { "openwork-tools": "./cli.js" },
   engines: { node: ">=20" },
+  // What createSession refuses (Windows); WSL reports linux.
+  os: ["!win32"],
   files: [
     "mod.js",
     "mod.d.ts",

@@ -148,7 +148,7 @@ async function runCall(
         if (event.kind !== "message") process.stderr.write(event.chunk);
       },
     });
-    if (result.error?.code === "denied") {
+    if (!result.ok && result.error.code === "denied") {
       process.stderr.write(`openwork-tools: ${result.output}\n`);
       return 1;
     }
