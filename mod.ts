@@ -30,6 +30,7 @@
 
 export { createSession } from "./src/session.ts";
 export type { SessionOptions } from "./src/session.ts";
+export { UnsupportedPlatformError } from "./src/runtime/platform.ts";
 export { finalizeToolset } from "./src/finalize.ts";
 export { undoFileChanges } from "./src/artifacts/undo.ts";
 export type { UndoOutcome, UndoReport } from "./src/artifacts/undo.ts";
@@ -37,14 +38,24 @@ export type { UndoOutcome, UndoReport } from "./src/artifacts/undo.ts";
 export { defineTool } from "./src/contract/tool.ts";
 export type { AnyTool, Tool, ToolOutput, ToolSpec } from "./src/contract/tool.ts";
 export { ToolRegistry } from "./src/contract/registry.ts";
+export type { Registered } from "./src/contract/registry.ts";
 export type {
   ApprovalRequest,
+  CallData,
+  CallInput,
+  CallName,
   CallOptions,
   CallRequest,
   FinalizedToolset,
   FinalizeOptions,
+  InputOf,
+  OutputOf,
   PreparedCall,
+  SelectedName,
+  SelectedTools,
+  SuggestedName,
   ToolDefinition,
+  ToolName,
 } from "./src/contract/toolset.ts";
 export type {
   PermissionMode,
@@ -60,8 +71,11 @@ export type {
   DiffHunk,
   FileChangeArtifact,
   ProgressSink,
+  ToolFailure,
   ToolProgress,
   ToolResult,
+  ToolResultBase,
+  ToolSuccess,
 } from "./src/contract/result.ts";
 export type {
   InferSchemaOutput,
@@ -131,6 +145,7 @@ export type {
 export { classifyCommand } from "./src/permissions/classifier.ts";
 
 export { builtinRegistry } from "./src/tools/mod.ts";
+export type { BuiltinTool } from "./src/tools/mod.ts";
 export {
   bashTool,
   editTool,

@@ -19,6 +19,6 @@ const calls = [
 for (const [i, { name, input }] of calls.entries()) {
   const prepared = await toolset.prepare(name, input);
   const result = await toolset.execute(prepared, { callId: `demo-${i}`, signal: turn.signal });
-  console.log(`\n$ ${name} ${JSON.stringify(input)}  (${result.ok ? "ok" : result.error?.code})`);
+  console.log(`\n$ ${name} ${JSON.stringify(input)}  (${result.ok ? "ok" : result.error.code})`);
   console.log(result.output);
 }

@@ -4,8 +4,18 @@
  * @module
  */
 import { buildToolset } from "./contract/toolset.ts";
-import type { FinalizedToolset, FinalizeOptions } from "./contract/toolset.ts";
+import type {
+  FinalizedToolset,
+  FinalizeOptions,
+  SelectedName,
+  SelectedTools,
+  SuggestedName,
+  ToolName,
+} from "./contract/toolset.ts";
+import type { AnyTool } from "./contract/tool.ts";
+import type { ToolRegistry } from "./contract/registry.ts";
 import { builtinRegistry } from "./tools/mod.ts";
+import type { BuiltinTool } from "./tools/mod.ts";
 import { decide } from "./permissions/policy.ts";
 
 /**
@@ -16,6 +26,11 @@ import { decide } from "./permissions/policy.ts";
  * advertised nor callable. Every `call` applies `options.policy`, the
  * reference policy `decide` unless another is given.
  *
+ * The toolset is typed by its tools: the built-in seven by default, the
+ * registry's own tools when `registry` is given, narrowed to `select` when
+ * its names are literals (a misspelt one is a type error, and still a
+ * `TypeError` at run time).
+ *
  * @example
  * ```ts
  * import { createSession, finalizeToolset } from "@openwork/tools";
@@ -24,6 +39,15 @@ import { decide } from "./permissions/policy.ts";
  * console.log(toolset.definitions.map((d) => d.name)); // ["read", "grep"]
  * ```
  */
-export function finalizeToolset(options: FinalizeOptions): FinalizedToolset {
-  return buildToolset(options.registry ?? builtinRegistry(), options.policy ?? decide, options);
+export function finalizeToolset<
+  Tools extends AnyTool = BuiltinTool,
+  const Selected extends SuggestedName<Tools> = ToolName<Tools>,
+>(
+  options: FinalizeOptions<Tools, SelectedName<Tools, Selected>>,
+): FinalizedToolset<SelectedTools<Tools, Selected>> {
+  // Without a registry, `Tools` is the built-in seven: the default is what the type says.
+  const registry = options.registry ?? (builtinRegistry() as ToolRegistry as ToolRegistry<Tools>);
+  return buildToolset(registry, options.policy ?? decide, options) as FinalizedToolset<
+    SelectedTools<Tools, Selected>
+  >;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { posix } from "node:path";
+import process from "node:process";
 import type { PermissionProfile, ToolSessionContext } from "./contract/context.ts";
 import { ToolError } from "./errors.ts";
 import type { AsyncFileSystem } from "./backends/filesystem.ts";
@@ -13,17 +14,28 @@ import type { ProcessBackend } from "./backends/process.ts";
 // package's package.json for Node); see `backends/defaults/deno.ts`.
 import { defaultFileSystem, defaultProcessBackend } from "#default-backends";
 import { hostEnvironment } from "./runtime/checks.ts";
+import {
+  hostPlatformFacts,
+  platformProblem,
+  UnsupportedPlatformError,
+} from "./runtime/platform.ts";
 import { resolvePath } from "./path/resolver.ts";
 import type { SessionRoots } from "./path/resolver.ts";
 import type { PathAccess, PathIntent } from "./path/mod.ts";
 
 /** Options of {@link createSession}. */
 export interface SessionOptions {
-  /** The working directory (read/write root); it is canonicalized. */
+  /**
+   * The working directory (read/write root); it is canonicalized. A relative
+   * path is taken from the process's current directory.
+   */
   readonly workingDirectory: string;
   /** The permission profile (default `{ mode: "default" }`). */
   readonly permissions?: PermissionProfile;
-  /** The user skill root, e.g. `~/.agents/skills`, readable only; `null` or absent for none. */
+  /**
+   * The user skill root, e.g. `~/.agents/skills`, readable only; `null` or
+   * absent for none. A relative path is taken from the process's current directory.
+   */
   readonly skillRoot?: string | null;
   /** The environment processes run with (default: the host's). */
   readonly environment?: Readonly<Record<string, string>>;
@@ -40,25 +52,36 @@ async function canonicalDirectory(
   path: string,
   what: string,
 ): Promise<string> {
+  let absolute = path;
   if (!path.startsWith("/")) {
-    throw new TypeError(`createSession: ${what} must be an absolute path, got ${path}.`);
+    let current: string;
+    try {
+      current = process.cwd();
+    } catch (error) {
+      throw new TypeError(
+        `createSession: ${what} ${path} is relative, and the current directory cannot be ` +
+          `read to resolve it (${(error as Error).message}); pass an absolute path.`,
+      );
+    }
+    absolute = posix.resolve(current, path);
   }
+  const shown = absolute === path ? path : `${path} (${absolute})`;
   let real: string;
   try {
-    real = await filesystem.realPath(path);
+    real = await filesystem.realPath(absolute);
   } catch (error) {
     // Deno's flags may hide a root the logical boundary allows: keep it as given,
     // and every access to it becomes runtime_permission_denied.
     if (error instanceof ToolError && error.code === "runtime_permission_denied") {
-      return posix.resolve(path);
+      return posix.resolve(absolute);
     }
     throw new TypeError(
-      `createSession: ${what} ${path} cannot be resolved: ${(error as Error).message}`,
+      `createSession: ${what} ${shown} cannot be resolved: ${(error as Error).message}`,
     );
   }
   const info = await filesystem.lstat(real);
   if (info.kind !== "directory") {
-    throw new TypeError(`createSession: ${what} ${path} is not a directory.`);
+    throw new TypeError(`createSession: ${what} ${shown} is not a directory.`);
   }
   return real;
 }
@@ -66,6 +89,11 @@ async function canonicalDirectory(
 /**
  * Creates a session: canonical roots, permission profile, environment and
  * backends, with the one path resolver bound to them.
+ *
+ * Where a default backend is used, the machine is checked first: on Windows
+ * (use WSL), or where bash is missing from the processes' `PATH`, it throws an
+ * {@link UnsupportedPlatformError} before anything runs. A host that passes
+ * both `filesystem` and `processes` is not checked.
  *
  * @example
  * ```ts
@@ -75,6 +103,12 @@ async function canonicalDirectory(
  * ```
  */
 export async function createSession(options: SessionOptions): Promise<ToolSessionContext> {
+  const environment = Object.freeze({ ...(options.environment ?? hostEnvironment()) });
+  if (options.filesystem === undefined || options.processes === undefined) {
+    const facts = hostPlatformFacts(environment, options.processes === undefined);
+    const problem = platformProblem(facts);
+    if (problem !== null) throw new UnsupportedPlatformError(facts.platform, problem);
+  }
   const filesystem = options.filesystem ?? defaultFileSystem();
   const workingDirectory = await canonicalDirectory(
     filesystem,
@@ -93,7 +127,7 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     workingDirectory,
     skillRoot,
     permissions: Object.freeze({ ...(options.permissions ?? { mode: "default" }) }),
-    environment: Object.freeze({ ...(options.environment ?? hostEnvironment()) }),
+    environment,
     filesystem,
     processes: options.processes ?? defaultProcessBackend(),
     resolvePath: (input: string, access: PathAccess, intent: PathIntent) =>

@@ -233,9 +233,10 @@ for (const fixture of fixtures) {
         createSession({ workingDirectory: `${made.root}/file.txt`, filesystem: made.filesystem }),
         /not a directory/,
       );
+      // A relative path is taken from the current directory, which holds no relative/path.
       await assert.rejects(
         createSession({ workingDirectory: "relative/path", filesystem: made.filesystem }),
-        /absolute/,
+        /workingDirectory relative\/path \(\/.*\/relative\/path\) cannot be resolved/,
       );
     } finally {
       await made.cleanup();

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { builtinRegistry, type FileChangeArtifact } from "../mod.ts";
+import { builtinRegistry, type FileChangeArtifact, type ToolRisk } from "../mod.ts";
 import { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "../mcp.ts";
 import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
@@ -209,7 +209,7 @@ test("MCP: every tool is listed with a title, annotations consistent with its ri
   try {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t: { name: string }) => t.name), ALL_TOOLS);
-    const risks = new Map(builtinRegistry().tools.map((t) => [t.name, t.risk]));
+    const risks = new Map<string, ToolRisk>(builtinRegistry().tools.map((t) => [t.name, t.risk]));
     const titles = new Set<string>();
     for (const tool of tools) {
       assert.equal(typeof tool.title, "string", tool.name);

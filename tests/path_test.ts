@@ -50,9 +50,9 @@ for (const fixture of fixtures) {
         ]
       ) {
         const up = await ws.call("read", { path });
-        assert.equal(up.ok, false, path);
+        assert.ok(!up.ok, path);
         assert.ok(
-          ["path_outside_root", "not_found"].includes(up.error!.code),
+          ["path_outside_root", "not_found"].includes(up.error.code),
           `${path}: ${up.output}`,
         );
         assert.doesNotMatch(up.output, /^\s*1\tsecret$/m);

@@ -8,6 +8,7 @@ import {
   finalizeToolset,
   toAnthropicTools,
   toGeminiFunctionDeclarations,
+  type ReadOutput,
   type ToolResult,
   toOpenAIResponsesTools,
   toOpenAITools,
@@ -101,4 +102,23 @@ export function modelRequests(toolset: FinalizedToolset): unknown[] {
     gemini,
     wrong,
   ];
+// The shipped declarations keep calls typed: names, inputs, data, and the result's union.
+export async function typed(directory: string): Promise<string> {
+  const toolset = finalizeToolset({
+    session: await createSession({ workingDirectory: directory }),
+  });
+  const read = await toolset.call({ name: "read", input: { path: "a.txt" }, callId: "1" });
+  const lines: readonly string[] | undefined = read.data?.lines;
+  const data: ReadOutput | undefined = read.data;
+  // @ts-expect-error: no tool is named grepp.
+  await toolset.call({ name: "grepp", input: {}, callId: "2" });
+  // @ts-expect-error: read's path is a string.
+  await toolset.prepare("read", { path: 1 });
+  // @ts-expect-error: error is there only when ok is false.
+  read.error.code;
+  const fromModel: { name: string; input: unknown } = JSON.parse('{"name":"list","input":{}}');
+  const raw = await toolset.call({ ...fromModel, callId: "3" });
+  return read.ok
+    ? `${lines?.length ?? 0} ${data?.path ?? ""}`
+    : `${read.error.code} ${raw.ok ? "" : raw.error.message}`;
 }

@@ -96,7 +96,7 @@ export function localProcessGroups(
       let states = await probe(pgid);
       if (states === null) {
         try {
-          const { code, stdout } = await bash("ps -eo pgid=,stat=", []);
+          const { code, stdout } = await bash("ps -A -o pgid=,stat=", []);
           if (code !== 0) return false;
           states = stdout.split("\n").map((line) => line.trim().split(/\s+/))
             .filter(([group]) => Number(group) === pgid).map(([, state]) => state);
@@ -165,9 +165,11 @@ async function procfsTable(marker: string | null, since: number): Promise<Proces
  * The process table by bash: `pid ppid pgid start` of every live process,
  * a line `-`, then the environments that hold the marker `$1`, searched by
  * one `grep` among the processes started at or after `$2`. Builtins only in
- * the loop: it forks nothing per process.
+ * the loop: it forks nothing per process. Without `/proc` (macOS) it fails,
+ * so that the table counts as unreadable rather than empty.
  */
 const TABLE_SCRIPT = `
+[ -r /proc/self/stat ] || exit 3
 dirs=(/proc/[0-9]*)
 young=()
 set -f
@@ -187,9 +189,11 @@ exit 0`;
 
 /**
  * Signals processes given as `pid:start` by bash, each only while it is
- * alive and started at `start`; prints the pids it found alive.
+ * alive and started at `start`; prints the pids it found alive. Without
+ * `/proc` it fails, and whether each is alive stays unknown.
  */
 const SIGNAL_SCRIPT = `
+[ -r /proc/self/stat ] || exit 3
 signal=$1
 shift
 set -f

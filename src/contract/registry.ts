@@ -8,7 +8,7 @@ import { ToolError } from "../errors.ts";
 import type { ToolErrorInfo } from "../errors.ts";
 import type { ToolCallContext, ToolSessionContext } from "./context.ts";
 import type { AnyTool } from "./tool.ts";
-import type { ToolResult } from "./result.ts";
+import type { ToolFailure, ToolResult } from "./result.ts";
 import type { StandardSchemaV1Issue } from "./schema.ts";
 import { withoutNullOptionals } from "./null_optionals.ts";
 
@@ -87,14 +87,17 @@ export async function runTool(
     call.signal.throwIfAborted();
     const outcome = await tool.execute(input, session, call);
     const output = tool.toText(outcome.data);
-    return {
+    const finished = {
       ...base,
-      ok: outcome.error === undefined,
-      output: outcome.error === undefined ? output : `${outcome.error.message}\n${output}`,
       data: outcome.data,
-      ...(outcome.error === undefined ? {} : { error: outcome.error }),
       artifacts: outcome.artifacts ?? [],
       durationMs: Math.round(performance.now() - started),
+    };
+    return outcome.error === undefined ? { ...finished, ok: true, output } : {
+      ...finished,
+      ok: false,
+      output: `${outcome.error.message}\n${output}`,
+      error: outcome.error,
     };
   } catch (thrown) {
     return failedResult(base, errorOf(thrown, call), started);
@@ -106,7 +109,7 @@ export function failedResult(
   base: { callId: string; toolId: string; name: string },
   error: ToolErrorInfo,
   started: number = performance.now(),
-): ToolResult {
+): ToolFailure {
   return {
     ...base,
     ok: false,
@@ -118,8 +121,18 @@ export function failedResult(
 }
 
 /**
+ * The tools a registry holds after registering `Added` onto one holding
+ * `Tools`. A registry whose tools are untyped (`ToolRegistry`, as
+ * `new ToolRegistry()` starts) begins its typed list with `Added`.
+ */
+export type Registered<Tools extends AnyTool, Added extends AnyTool> = AnyTool extends Tools ? Added
+  : Tools | Added;
+
+/**
  * What this build knows: tools by id and by name, duplicates refused. What an
- * agent may use is chosen later, by `finalizeToolset`.
+ * agent may use is chosen later, by `finalizeToolset`. `Tools` is the union of
+ * the registered tools' types, from which a toolset types its calls; each
+ * `register` returns the registry typed with the tool added.
  *
  * @example
  * ```ts
@@ -127,11 +140,11 @@ export function failedResult(
  * console.log(builtinRegistry().names); // ["read", "write", …]
  * ```
  */
-export class ToolRegistry {
+export class ToolRegistry<Tools extends AnyTool = AnyTool> {
   #tools: AnyTool[] = [];
 
-  /** Adds a tool; refuses a duplicate id or name. Returns the registry. */
-  register(tool: AnyTool): this {
+  /** Adds a tool; refuses a duplicate id or name. Returns the registry, typed with the tool. */
+  register<Added extends AnyTool>(tool: Added): ToolRegistry<Registered<Tools, Added>> {
     if (this.#tools.some((t) => t.id === tool.id)) {
       throw new TypeError(`A tool with id ${tool.id} is registered already.`);
     }
@@ -139,16 +152,17 @@ export class ToolRegistry {
       throw new TypeError(`A tool named ${tool.name} is registered already.`);
     }
     this.#tools.push(tool);
-    return this;
+    // The same registry, now known to hold `Added` as well.
+    return this as ToolRegistry<AnyTool> as ToolRegistry<Registered<Tools, Added>>;
   }
 
   /** The registered tools, in registration order. */
-  get tools(): readonly AnyTool[] {
-    return [...this.#tools];
+  get tools(): readonly Tools[] {
+    return [...this.#tools] as Tools[];
   }
 
   /** The registered names, in registration order. */
-  get names(): readonly string[] {
+  get names(): readonly Tools["name"][] {
     return this.#tools.map((t) => t.name);
   }
 }

@@ -64,27 +64,59 @@ export type ToolProgress =
 /** The sink a host passes to receive {@link ToolProgress} events. */
 export type ProgressSink = (event: ToolProgress) => void | Promise<void>;
 
-/**
- * The one final result of a call. The model sees only `output`; `data` is the
- * structured form for hosts, and `artifacts` never enter the model's context.
- */
-export interface ToolResult {
+/** The fields every {@link ToolResult} has, whether it succeeded or not. */
+export interface ToolResultBase {
   /** The call's id, as the host gave it. */
   readonly callId: string;
   /** Stable id of the tool, e.g. `filesystem/read`; empty for an unknown tool. */
   readonly toolId: string;
   /** The model-facing name that was called. */
   readonly name: string;
-  /** Whether the tool did what was asked. */
-  readonly ok: boolean;
   /** The text for the model. */
   readonly output: string;
-  /** Structured output for hosts (plain JSON data). */
-  readonly data?: unknown;
-  /** Present exactly when `ok` is false. */
-  readonly error?: ToolErrorInfo;
   /** File-change artifacts; never part of `output`. */
   readonly artifacts: readonly Artifact[];
   /** Wall time of the call in milliseconds. */
   readonly durationMs: number;
 }
+
+/** A call that did what was asked: `data` is the tool's structured output. */
+export interface ToolSuccess<Data = unknown> extends ToolResultBase {
+  /** The tool did what was asked. */
+  readonly ok: true;
+  /** Structured output for hosts (plain JSON data). */
+  readonly data?: Data;
+  /** Never set on a success. */
+  readonly error?: never;
+}
+
+/**
+ * A call that did not do what was asked. `data` is present when the tool ran
+ * and produced output anyway (a command stopped at its timeout); absent when
+ * it never ran (invalid input, an unknown tool, a denial).
+ */
+export interface ToolFailure<Data = unknown> extends ToolResultBase {
+  /** The tool did not do what was asked. */
+  readonly ok: false;
+  /** What the tool produced before it failed, when it ran. */
+  readonly data?: Data;
+  /** Why: a code from the closed set and words a model can act on. */
+  readonly error: ToolErrorInfo;
+}
+
+/**
+ * The one final result of a call, discriminated on `ok`: `error` is there
+ * exactly when `ok` is false, so `if (!result.ok) result.error.code` needs no
+ * assertion. The model sees only `output`; `data` is the structured form for
+ * hosts (typed per tool when the call was typed), and `artifacts` never enter
+ * the model's context.
+ *
+ * @example
+ * ```ts
+ * import type { ToolResult } from "@openwork/tools";
+ * function report(result: ToolResult): string {
+ *   return result.ok ? result.output : `${result.error.code}: ${result.error.message}`;
+ * }
+ * ```
+ */
+export type ToolResult<Data = unknown> = ToolSuccess<Data> | ToolFailure<Data>;

@@ -23,12 +23,15 @@ export interface ToolOutput<Output> {
   readonly error?: ToolErrorInfo;
 }
 
-/** The fields a tool is defined with. */
-export interface ToolSpec<Input, Output> {
+/**
+ * The fields a tool is defined with. `Name` is the literal model-facing name
+ * (inferred by {@link defineTool}), which lets a toolset type its calls.
+ */
+export interface ToolSpec<Input, Output, Name extends string = string> {
   /** Stable internal id, e.g. `filesystem/read`; never derived from a file or type name. */
   readonly id: string;
   /** The model-facing name, e.g. `read`. */
-  readonly name: string;
+  readonly name: Name;
   /** A short human-readable title, e.g. `Read file` (default: the name). */
   readonly title?: string;
   /** What the tool does, for the model. */
@@ -56,7 +59,8 @@ export interface ToolSpec<Input, Output> {
 }
 
 /** A defined tool: its spec plus the JSON Schemas of its input and output. */
-export interface Tool<Input = unknown, Output = unknown> extends ToolSpec<Input, Output> {
+export interface Tool<Input = unknown, Output = unknown, Name extends string = string>
+  extends ToolSpec<Input, Output, Name> {
   /** The JSON Schema of the input, made from `input`. */
   readonly inputSchema: JsonSchemaObject;
   /** The JSON Schema of the output `data`, made from `output`; absent without it. */
@@ -65,7 +69,7 @@ export interface Tool<Input = unknown, Output = unknown> extends ToolSpec<Input,
 
 /** A tool with its types erased, as registries hold it. */
 // deno-lint-ignore no-explicit-any
-export type AnyTool = Tool<any, any>;
+export type AnyTool = Tool<any, any, string>;
 
 /**
  * The JSON Schema of a valibot object schema, as model APIs accept it: of
@@ -100,7 +104,10 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /**
- * Defines a tool from its spec.
+ * Defines a tool from its spec. The name's literal type is kept (`"echo"`
+ * below), so a toolset holding the tool types calls to it; given explicit
+ * type arguments, pass the name as the third (`defineTool<In, Out, "echo">`),
+ * or the tool is callable only by an untyped `string` name.
  *
  * @example
  * ```ts
@@ -118,7 +125,9 @@ export function deepFreeze<T>(value: T): T {
  * });
  * ```
  */
-export function defineTool<Input, Output>(spec: ToolSpec<Input, Output>): Tool<Input, Output> {
+export function defineTool<Input, Output, const Name extends string = string>(
+  spec: ToolSpec<Input, Output, Name>,
+): Tool<Input, Output, Name> {
   if (!/^[a-z][a-z0-9_]*$/.test(spec.name)) {
     throw new TypeError(`Tool name ${JSON.stringify(spec.name)} must be snake_case.`);
   }

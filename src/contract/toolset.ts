@@ -10,7 +10,7 @@ import type { ToolEffect, ToolRisk } from "./effects.ts";
 import type { ToolErrorInfo } from "../errors.ts";
 import type { ProgressSink, ToolResult } from "./result.ts";
 import type { JsonSchemaObject } from "./schema.ts";
-import type { AnyTool } from "./tool.ts";
+import type { AnyTool, Tool } from "./tool.ts";
 import { deepFreeze } from "./tool.ts";
 import { failedResult, parseInput, runTool } from "./registry.ts";
 import type { ToolRegistry } from "./registry.ts";
@@ -37,19 +37,81 @@ export interface ToolDefinition {
   readonly outputSchema?: JsonSchemaObject;
 }
 
-/** A validated call whose effects are known, ready for the host's decision. */
-export type PreparedCall =
+/** The model-facing names of `Tools`: `"read" | "write" | …` for the built-in seven. */
+export type ToolName<Tools extends AnyTool> = Tools["name"];
+
+/**
+ * Any string, with `Tools`' names listed first: editors offer those names
+ * for completion, and {@link CallName} rejects a literal that is none of them.
+ * (`string & Record<never, never>` keeps the union from collapsing to `string`.)
+ */
+export type SuggestedName<Tools extends AnyTool> =
+  | ToolName<Tools>
+  | (string & Record<never, never>);
+
+/**
+ * The input type of a tool (of each, for a union of tools).
+ *
+ * @example
+ * ```ts
+ * import type { InputOf, readTool } from "@openwork/tools";
+ * const input: InputOf<typeof readTool> = { path: "README.md", limit: 20 };
+ * ```
+ */
+export type InputOf<T extends AnyTool> = T extends Tool<infer Input, infer _Output, infer _Name>
+  ? Input
+  : never;
+
+/** The output (`data`) type of a tool (of each, for a union of tools). */
+export type OutputOf<T extends AnyTool> = T extends Tool<infer _Input, infer Output, infer _Name>
+  ? Output
+  : never;
+
+/**
+ * What a call's `name` may be, given the name as written (`Name`): a `string`
+ * that is not a literal (a model's JSON) is taken as is and checked at run
+ * time; a literal must be one of `Tools`' names, so a misspelt name is a type
+ * error.
+ */
+export type CallName<Tools extends AnyTool, Name extends string> = string extends Name ? Name
+  : string extends ToolName<Tools> ? Name
+  : Name extends ToolName<Tools> ? Name
+  : ToolName<Tools>;
+
+/**
+ * What a call's `input` must be: the named tool's input type for a literal
+ * name, `unknown` (validated at run time) for a `string` name or a toolset
+ * whose names are untyped.
+ */
+export type CallInput<Tools extends AnyTool, Name extends string> = string extends Name ? unknown
+  : string extends ToolName<Tools> ? unknown
+  : InputOf<Extract<Tools, { readonly name: Name }>>;
+
+/**
+ * The type of a result's `data` for a call: the named tool's output type for a
+ * literal name, `unknown` for a `string` name or an untyped toolset.
+ */
+export type CallData<Tools extends AnyTool, Name extends string> = string extends Name ? unknown
+  : string extends ToolName<Tools> ? unknown
+  : OutputOf<Extract<Tools, { readonly name: Name }>>;
+
+/**
+ * A validated call whose effects are known, ready for the host's decision.
+ * `Name` and `Input` are the literal name and the tool's input type when the
+ * call was typed; `string` and `unknown` for a raw call.
+ */
+export type PreparedCall<Name extends string = string, Input = unknown> =
   | {
     /** Validation and path resolution passed. */
     readonly ok: true;
     /** The tool's name. */
-    readonly name: string;
+    readonly name: Name;
     /** The tool's stable id. */
     readonly toolId: string;
     /** The tool's risk class. */
     readonly risk: ToolRisk;
     /** The validated input. */
-    readonly input: unknown;
+    readonly input: Input;
     /** What the call would do. */
     readonly effects: readonly ToolEffect[];
   }
@@ -57,7 +119,7 @@ export type PreparedCall =
     /** The call cannot run as given. */
     readonly ok: false;
     /** The tool's name as asked. */
-    readonly name: string;
+    readonly name: Name;
     /** The tool's stable id, or empty when the name is unknown. */
     readonly toolId: string;
     /** Why it cannot run. */
@@ -86,12 +148,16 @@ export interface ApprovalRequest {
   readonly signal: AbortSignal;
 }
 
-/** A whole call: name, raw input, and the per-call options. */
-export interface CallRequest extends CallOptions {
+/**
+ * A whole call: name, input, and the per-call options. Typed calls fill
+ * `Name` and `Input` from the toolset (see {@link FinalizedToolset.call});
+ * the defaults describe a raw call, a model's JSON as it arrived.
+ */
+export interface CallRequest<Name extends string = string, Input = unknown> extends CallOptions {
   /** The tool's model-facing name. */
-  readonly name: string;
-  /** The raw JSON input the model sent. */
-  readonly input: unknown;
+  readonly name: Name;
+  /** The input: the raw JSON the model sent, or the tool's typed input. */
+  readonly input: Input;
   /**
    * Receives every `ask` verdict of the reference policy, which decides every
    * call: `allow` runs, `deny` or a `false` answer gives a `denied` result.
@@ -102,31 +168,81 @@ export interface CallRequest extends CallOptions {
   readonly approve?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
 }
 
-/** A frozen toolset bound to a session. */
-export interface FinalizedToolset {
+/**
+ * A frozen toolset bound to a session. `Tools` is the union of its tools'
+ * types (the built-in seven for `finalizeToolset({ session })`): a call with a
+ * literal name is checked against it (the name must exist, the input must be
+ * that tool's, a success's `data` is that tool's output), while a call whose
+ * name is a plain `string`, such as a model's JSON forwarded by a host, takes
+ * `unknown` input and is validated at run time. `FinalizedToolset` with no
+ * argument accepts any toolset.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * const session = await createSession({ workingDirectory: "." });
+ * const toolset = finalizeToolset({ session });
+ * const typed = await toolset.call({ name: "read", input: { path: "README.md" }, callId: "1" });
+ * if (typed.ok) console.log(typed.data?.lines.length);
+ * else console.log(typed.error.code);
+ * const fromModel: { name: string; arguments: string } = { name: "list", arguments: "{}" };
+ * const raw = await toolset.call({
+ *   name: fromModel.name,
+ *   input: JSON.parse(fromModel.arguments),
+ *   callId: "2",
+ * });
+ * console.log(raw.output);
+ * ```
+ */
+export interface FinalizedToolset<Tools extends AnyTool = AnyTool> {
   /** What the model is told, in a stable order; frozen. */
   readonly definitions: readonly ToolDefinition[];
   /** The session the toolset is bound to. */
   readonly session: ToolSessionContext;
   /** Validates a call and resolves its effects, without running it. */
-  prepare(name: string, input: unknown): Promise<PreparedCall>;
+  prepare<const Name extends SuggestedName<Tools>>(
+    name: CallName<Tools, Name>,
+    input: CallInput<Tools, Name>,
+  ): Promise<PreparedCall<Name, CallInput<Tools, Name>>>;
   /** Runs a prepared call; every path is resolved again at execution. */
-  execute(prepared: PreparedCall, options: CallOptions): Promise<ToolResult>;
+  execute<Name extends string>(
+    prepared: PreparedCall<Name, unknown>,
+    options: CallOptions,
+  ): Promise<ToolResult<CallData<Tools, Name>>>;
   /** Prepares and executes in one step. */
-  call(request: CallRequest): Promise<ToolResult>;
+  call<const Name extends SuggestedName<Tools>>(
+    request: CallRequest<CallName<Tools, Name>, CallInput<Tools, Name>>,
+  ): Promise<ToolResult<CallData<Tools, Name>>>;
 }
 
 /** Options of {@link finalizeToolset}. */
-export interface FinalizeOptions {
+export interface FinalizeOptions<
+  Tools extends AnyTool = AnyTool,
+  Selected extends string = string,
+> {
   /** The session to bind. */
   readonly session: ToolSessionContext;
   /** Names to offer (default: every tool the registry knows). Order does not matter. */
-  readonly select?: readonly string[];
+  readonly select?: readonly Selected[];
   /** The registry to select from (default: the built-in seven). */
-  readonly registry?: ToolRegistry;
+  readonly registry?: ToolRegistry<Tools>;
   /** The permission policy every `call` applies (default: the reference policy, `decide`). */
   readonly policy?: Policy;
 }
+
+/**
+ * What `select` may hold: a literal must be one of the registry's names
+ * (a misspelt one is a type error); a `string` is checked at run time.
+ */
+export type SelectedName<Tools extends AnyTool, Selected extends string> = CallName<
+  Tools,
+  Selected
+>;
+
+/** The tools of `Tools` a selection of names keeps; all of them for an untyped selection. */
+export type SelectedTools<Tools extends AnyTool, Selected extends string> = string extends Selected
+  ? Tools
+  : Extract<Tools, { readonly name: Selected }>;
 
 /** Whether the permission mode hides a tool entirely. */
 function hiddenByMode(session: ToolSessionContext, tool: AnyTool): boolean {
@@ -156,12 +272,21 @@ function callSignal(options: CallOptions): { signal: AbortSignal; done: () => vo
   };
 }
 
+/** The toolset's methods as they run: names and inputs untyped, checked at run time. */
+interface ErasedToolset {
+  readonly definitions: readonly ToolDefinition[];
+  readonly session: ToolSessionContext;
+  prepare(name: string, raw: unknown): Promise<PreparedCall>;
+  execute(prepared: PreparedCall, options: CallOptions): Promise<ToolResult>;
+  call(request: CallRequest): Promise<ToolResult>;
+}
+
 /** Builds a frozen toolset from `registry`'s selected tools under `policy`. Used by `finalizeToolset`. */
-export function buildToolset(
-  registry: ToolRegistry,
+export function buildToolset<Tools extends AnyTool>(
+  registry: ToolRegistry<Tools>,
   policy: Policy,
-  options: FinalizeOptions,
-): FinalizedToolset {
+  options: FinalizeOptions<Tools>,
+): FinalizedToolset<Tools> {
   const { session } = options;
   const known = registry.tools;
   for (const name of options.select ?? []) {
@@ -286,5 +411,8 @@ export function buildToolset(
     return execute(prepared, request);
   }
 
-  return Object.freeze({ definitions, session, prepare, execute, call });
+  const toolset: ErasedToolset = Object.freeze({ definitions, session, prepare, execute, call });
+  // The one place types are erased: every name and input is checked at run
+  // time above, so the typed view only narrows what callers may pass.
+  return toolset as unknown as FinalizedToolset<Tools>;
 }

@@ -90,7 +90,7 @@ function answer(
   // The code leads a failure's text once (the result's own text opens with it too).
   const text = result.ok
     ? result.output
-    : `[${result.error?.code}] ${result.output.replace(/^Error \([a-z_]+\): /, "")}`;
+    : `[${result.error.code}] ${result.output.replace(/^Error \([a-z_]+\): /, "")}`;
   // A tool with an output schema gives its data as structuredContent on success only: the
   // schema describes successful results (MCP spec), and an error's data (a timed-out
   // command's output) is in its text. The model's text stays the tool's own, not the JSON.

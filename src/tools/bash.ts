@@ -153,7 +153,11 @@ const ERROR_OF: Record<Exclude<ProcessStatus, "exited">, { code: ErrorCode; mess
 };
 
 /** The `bash` tool. */
-export const bashTool: Tool<BashInput, BashOutput> = defineTool<BashInput, BashOutput>({
+export const bashTool: Tool<BashInput, BashOutput, "bash"> = defineTool<
+  BashInput,
+  BashOutput,
+  "bash"
+>({
   id: "process/bash",
   name: "bash",
   title: "Run shell command",

@@ -112,7 +112,11 @@ function nearMiss(content: string, oldText: string): string {
 }
 
 /** The `edit` tool. */
-export const editTool: Tool<EditInput, EditOutput> = defineTool<EditInput, EditOutput>({
+export const editTool: Tool<EditInput, EditOutput, "edit"> = defineTool<
+  EditInput,
+  EditOutput,
+  "edit"
+>({
   id: "filesystem/edit",
   name: "edit",
   title: "Edit file",

@@ -69,7 +69,11 @@ const GlobOutputSchema = v.pipe(
 const _outputMatchesSchema: SameType<GlobOutput, v.InferOutput<typeof GlobOutputSchema>> = true;
 
 /** The `glob` tool. */
-export const globTool: Tool<GlobInput, GlobOutput> = defineTool<GlobInput, GlobOutput>({
+export const globTool: Tool<GlobInput, GlobOutput, "glob"> = defineTool<
+  GlobInput,
+  GlobOutput,
+  "glob"
+>({
   id: "filesystem/glob",
   name: "glob",
   title: "Find files by pattern",

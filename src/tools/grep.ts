@@ -222,7 +222,11 @@ class Collector {
 }
 
 /** The `grep` tool. */
-export const grepTool: Tool<GrepInput, GrepOutput> = defineTool<GrepInput, GrepOutput>({
+export const grepTool: Tool<GrepInput, GrepOutput, "grep"> = defineTool<
+  GrepInput,
+  GrepOutput,
+  "grep"
+>({
   id: "filesystem/grep",
   name: "grep",
   title: "Search file contents",

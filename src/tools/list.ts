@@ -105,7 +105,11 @@ function byName(a: ListEntry, b: ListEntry): number {
 }
 
 /** The `list` tool. */
-export const listTool: Tool<ListInput, ListOutput> = defineTool<ListInput, ListOutput>({
+export const listTool: Tool<ListInput, ListOutput, "list"> = defineTool<
+  ListInput,
+  ListOutput,
+  "list"
+>({
   id: "filesystem/list",
   name: "list",
   title: "List directory",

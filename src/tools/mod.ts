@@ -14,6 +14,16 @@ import { bashTool } from "./bash.ts";
 
 export { bashTool, editTool, globTool, grepTool, listTool, readTool, writeTool };
 
+/** The type of each of the seven built-in tools: what a default toolset types its calls with. */
+export type BuiltinTool =
+  | typeof readTool
+  | typeof writeTool
+  | typeof editTool
+  | typeof grepTool
+  | typeof globTool
+  | typeof listTool
+  | typeof bashTool;
+
 /**
  * A registry holding the seven built-in tools, in their fixed order:
  * read, write, edit, grep, glob, list, bash.
@@ -24,7 +34,7 @@ export { bashTool, editTool, globTool, grepTool, listTool, readTool, writeTool }
  * console.log(builtinRegistry().names.length); // 7
  * ```
  */
-export function builtinRegistry(): ToolRegistry {
+export function builtinRegistry(): ToolRegistry<BuiltinTool> {
   return new ToolRegistry()
     .register(readTool)
     .register(writeTool)

@@ -91,7 +91,11 @@ function numbered(lineIndex: number, line: string): string {
 }
 
 /** The `read` tool. */
-export const readTool: Tool<ReadInput, ReadOutput> = defineTool<ReadInput, ReadOutput>({
+export const readTool: Tool<ReadInput, ReadOutput, "read"> = defineTool<
+  ReadInput,
+  ReadOutput,
+  "read"
+>({
   id: "filesystem/read",
   name: "read",
   title: "Read file",

@@ -62,7 +62,11 @@ const WriteOutputSchema = v.pipe(
 const _outputMatchesSchema: SameType<WriteOutput, v.InferOutput<typeof WriteOutputSchema>> = true;
 
 /** The `write` tool. */
-export const writeTool: Tool<WriteInput, WriteOutput> = defineTool<WriteInput, WriteOutput>({
+export const writeTool: Tool<WriteInput, WriteOutput, "write"> = defineTool<
+  WriteInput,
+  WriteOutput,
+  "write"
+>({
   id: "filesystem/write",
   name: "write",
   title: "Write file",

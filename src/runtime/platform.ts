@@ -1,0 +1,111 @@
+/**
+ * Whether this machine can run the package's local backends, decided once
+ * when a session is created rather than found out halfway through a call.
+ * The decision ({@link platformProblem}) is a pure function of what was
+ * found; {@link hostPlatformFacts} finds it.
+ *
+ * @module
+ */
+import process from "node:process";
+import { statSync } from "node:fs";
+import { posix } from "node:path";
+
+/** What the platform check looks at. */
+export interface PlatformFacts {
+  /** The operating system, as `process.platform` names it (`linux`, `darwin`, `win32`, …). */
+  readonly platform: string;
+  /**
+   * Whether `bash` is on the `PATH` the session's processes run with:
+   * `unknown` where the runtime would not let the directories be read, and
+   * `unused` when the host brings its own process backend.
+   */
+  readonly bash: "found" | "missing" | "unknown" | "unused";
+}
+
+/**
+ * Why the local backends cannot work here, or `null` when they can.
+ * Windows is refused whatever shell it has: the process backends end a
+ * call by signalling its process group (`setsid`, `kill` of a negative pid),
+ * which neither Node nor Deno offers there, and the path boundary is POSIX.
+ * Under WSL the platform is `linux`, which works.
+ */
+export function platformProblem(facts: PlatformFacts): string | null {
+  if (facts.platform === "win32") {
+    return "Windows is not supported: bash calls run in process groups that are ended as a " +
+      "whole with POSIX signals, and paths are POSIX paths. Run the host under WSL (Linux) instead.";
+  }
+  if (facts.bash === "missing") {
+    return "bash was not found on the PATH the session's processes run with; the bash tool " +
+      "and the ending of its processes need it. Install bash, or pass an environment whose " +
+      "PATH holds it.";
+  }
+  return null;
+}
+
+/**
+ * The error {@link createSession} throws on a machine whose local backends
+ * cannot work; nothing has run when it is thrown.
+ *
+ * @example
+ * ```ts
+ * import { createSession, UnsupportedPlatformError } from "@openwork/tools";
+ * try {
+ *   await createSession({ workingDirectory: "." });
+ * } catch (error) {
+ *   if (error instanceof UnsupportedPlatformError) console.error(error.message);
+ *   else throw error;
+ * }
+ * ```
+ */
+export class UnsupportedPlatformError extends Error {
+  /** The platform that was refused, as `process.platform` names it. */
+  readonly platform: string;
+
+  /** Makes the error for `platform` with the reason it cannot work. */
+  constructor(platform: string, reason: string) {
+    super(`createSession: ${reason}`);
+    this.name = "UnsupportedPlatformError";
+    this.platform = platform;
+  }
+}
+
+/** The directories processes search for a program: the `PATH` entries, or the system default. */
+function searchPath(environment: Readonly<Record<string, string>>): string[] {
+  // Without a PATH, Node and Deno look where execvp does.
+  return (environment.PATH ?? "/usr/bin:/bin").split(":");
+}
+
+/** Whether `bash` is an executable in one of the absolute directories of `PATH`. */
+function findBash(environment: Readonly<Record<string, string>>): PlatformFacts["bash"] {
+  let unreadable = false;
+  for (const directory of searchPath(environment)) {
+    if (!directory.startsWith("/")) {
+      unreadable = true; // a relative entry depends on the directory a process starts in
+      continue;
+    }
+    try {
+      // A regular file with an execute bit (`access` would need Deno's --allow-sys for the uid).
+      const info = statSync(posix.join(directory, "bash"));
+      if (info.isFile() && (info.mode & 0o111) !== 0) return "found";
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EACCES") unreadable = true;
+    }
+  }
+  return unreadable ? "unknown" : "missing";
+}
+
+/**
+ * What this machine offers: its platform, and (when `lookForBash`) whether
+ * bash is on `environment`'s `PATH`.
+ */
+export function hostPlatformFacts(
+  environment: Readonly<Record<string, string>>,
+  lookForBash: boolean,
+): PlatformFacts {
+  const platform = process.platform;
+  if (!lookForBash || platform === "win32") {
+    return { platform, bash: lookForBash ? "unknown" : "unused" };
+  }
+  return { platform, bash: findBash(environment) };
+}
