@@ -393,13 +393,15 @@ test("strict mode: nested optional fields read null as absent; a field that acce
   const toolset = finalizeToolset({ session: await memorySession(), registry });
   const strictSchema = toStrictJsonSchema(toolset.definitions[0].inputSchema);
   assert.deepEqual(strictModeViolations(strictSchema), []);
+  // A model's call, as it arrives: the name is a string and the input is checked at run time.
+  const name: string = "probe";
   const sent = {
     target: { path: "x", depth: null },
     items: [{ id: "1", note: null }, { id: "2", note: "n" }],
     label: null,
     size: null,
   };
-  const result = await toolset.call({ name: "probe", input: sent, callId: "1" });
+  const result = await toolset.call({ name, input: sent, callId: "1" });
   assert.equal(result.ok, true, result.output);
   assert.deepEqual(seen[0], {
     target: { path: "x" },
@@ -408,11 +410,11 @@ test("strict mode: nested optional fields read null as absent; a field that acce
     size: 10,
   });
   assert.deepEqual(sent.target, { path: "x", depth: null }, "the caller's input is not changed");
-  const nestedRequired = await toolset.prepare("probe", { target: { path: null } });
+  const nestedRequired = await toolset.prepare(name, { target: { path: null } });
   assert.equal(!nestedRequired.ok && nestedRequired.error.code, "invalid_input");
   assert.match(!nestedRequired.ok ? nestedRequired.error.message : "", /^target\.path:/m);
-  const rootRequired = await toolset.prepare("probe", { target: null });
+  const rootRequired = await toolset.prepare(name, { target: null });
   assert.equal(!rootRequired.ok && rootRequired.error.code, "invalid_input");
-  const unknown = await toolset.prepare("probe", { target: { path: "x" }, other: null });
+  const unknown = await toolset.prepare(name, { target: { path: "x" }, other: null });
   assert.equal(!unknown.ok && unknown.error.code, "invalid_input", "unknown keys stay errors");
 });

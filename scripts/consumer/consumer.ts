@@ -6,9 +6,9 @@ import {
   createSession,
   type FinalizedToolset,
   finalizeToolset,
+  type ReadOutput,
   toAnthropicTools,
   toGeminiFunctionDeclarations,
-  type ReadOutput,
   type ToolResult,
   toOpenAIResponsesTools,
   toOpenAITools,
@@ -102,6 +102,8 @@ export function modelRequests(toolset: FinalizedToolset): unknown[] {
     gemini,
     wrong,
   ];
+}
+
 // The shipped declarations keep calls typed: names, inputs, data, and the result's union.
 export async function typed(directory: string): Promise<string> {
   const toolset = finalizeToolset({
