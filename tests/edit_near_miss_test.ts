@@ -949,7 +949,15 @@ for (const fixture of fixtures) {
       );
       const stale = await notes("Makefile", "CFLAGS = -O2 -Wall\nOBJS = main.o util.o");
       assert.match(stale, /The closest text is lines 2–3; it differs .* at line 2 /);
-      assert.match(stale, /line 2: the text differs from old_text's, not only in whitespace/);
+      assert.match(stale, /line 2: the file has "Wall -Wextra" where old_text has "Wall"\n/);
+      assert.match(
+        await notes("src/server.ts", "\tconst config = await loadConfig();"),
+        /line 11: the file has "readConfig" where old_text has "loadConfig"\n- line 11: the file indents with 2 spaces where old_text indents with a tab\n/,
+      );
+      assert.match(
+        await notes("cache.py", "        self.items[key] = value\n\n"),
+        /old_text ends with a blank line after its last line of text; the block ends with the line break of line 14/,
+      );
       // The block's bytes travel intact through JSON: tabs and carriage returns included.
       const cs = await notes("Program.cs", "\t\tpublic static int Main(string[] args)\n\t\t{");
       const block = fencedBlock(JSON.parse(JSON.stringify(cs)));

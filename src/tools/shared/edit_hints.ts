@@ -170,6 +170,9 @@ interface Shape {
   readonly pinnedEnd: boolean;
   /** old_text ends with a line break: the region takes the terminator of its last line too. */
   readonly endsWithBreak: boolean;
+  /** Line breaks before old_text's first line with text, and blank lines after its last one's break. */
+  readonly breaksBefore: number;
+  readonly blanksAfter: number;
 }
 
 function shapeOf(wanted: readonly WantedLine[]): Shape | null {
@@ -183,6 +186,8 @@ function shapeOf(wanted: readonly WantedLine[]): Shape | null {
     pinnedStart: first > 0 || WHITESPACE.test(core[0].text[0]),
     pinnedEnd: last < wanted.length - 1 || WHITESPACE.test(core[core.length - 1].text.at(-1)!),
     endsWithBreak: last < wanted.length - 1,
+    breaksBefore: first,
+    blanksAfter: Math.max(0, wanted.length - 2 - last),
   };
 }
 
@@ -244,7 +249,9 @@ function lineSimilarity(
   if (exact !== null) return { score: 1, ...exact };
   let best = { score: dice(wanted, key), from: 0, to: key.length };
   const consider = (from: number, to: number) => {
-    if (from < 0 || to > key.length || from >= to) return;
+    from = Math.max(0, from);
+    to = Math.min(key.length, to);
+    if (from >= to) return;
     const score = dice(wanted, key.slice(from, to));
     if (score > best.score) best = { score, from, to };
   };
@@ -254,14 +261,19 @@ function lineSimilarity(
   if (openStart && !openEnd) consider(key.length - wanted.length, key.length);
   if (openEnd && !openStart) consider(0, wanted.length);
   if (openStart && openEnd) {
-    const head = wanted.slice(0, 3);
-    const tail = wanted.slice(-3);
-    for (let at = key.indexOf(head); at !== -1; at = key.indexOf(head, at + 1)) {
-      consider(at, at + wanted.length);
-    }
-    for (let at = key.indexOf(tail); at !== -1; at = key.indexOf(tail, at + 1)) {
-      consider(at + tail.length - wanted.length, at + tail.length);
-    }
+    // Where old_text's first and last few characters are found, the part between is a candidate.
+    const found = (part: string) => {
+      const at: number[] = [];
+      for (let i = key.indexOf(part); i !== -1 && at.length < 16; i = key.indexOf(part, i + 1)) {
+        at.push(i);
+      }
+      return at;
+    };
+    const heads = found(wanted.slice(0, 3));
+    const tails = found(wanted.slice(-3)).map((at) => at + Math.min(3, wanted.length));
+    for (const head of heads) consider(head, head + wanted.length);
+    for (const tail of tails) consider(tail - wanted.length, tail);
+    for (const head of heads) for (const tail of tails) if (tail > head) consider(head, tail);
   }
   return best;
 }
@@ -447,6 +459,33 @@ function innerDifference(file: string, wanted: string): { file: string; wanted: 
   return null;
 }
 
+/** Quotes a stretch of a line for a note, bounded, its whitespace escaped by JSON. */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+}
+
+/**
+ * Where two lines differ beyond whitespace: the stretch between their common
+ * start and common end, widened to whole words, quoted.
+ */
+function textDifference(file: string, wanted: string): { file: string; wanted: string } {
+  let start = 0;
+  while (start < file.length && start < wanted.length && file[start] === wanted[start]) start++;
+  let end = 0;
+  while (
+    end < file.length - start && end < wanted.length - start &&
+    file[file.length - 1 - end] === wanted[wanted.length - 1 - end]
+  ) end++;
+  const word = /[\p{L}\p{N}_]/u;
+  while (start > 0 && word.test(file[start - 1])) start--;
+  while (end > 0 && word.test(file[file.length - end])) end--;
+  const show = (text: string) => {
+    const middle = text.slice(start, text.length - end);
+    return middle === "" ? "nothing" : quoted(middle);
+  };
+  return { file: show(file), wanted: show(wanted) };
+}
+
 /** The whitespace notes for one file line against the old_text line it stands for. */
 function lineNotes(
   number: number,
@@ -454,6 +493,7 @@ function lineNotes(
   wanted: WantedLine,
   checkLead: boolean,
   checkTrail: boolean,
+  checkInner: boolean,
 ): string[] {
   const notes: string[] = [];
   const fileLead = leading(file);
@@ -463,7 +503,7 @@ function lineNotes(
       run === "" ? "has no indentation" : `indents with ${describeWhitespace(run)}`;
     notes.push(`line ${number}: the file ${indent(fileLead)} where old_text ${indent(wantedLead)}`);
   }
-  const inner = innerDifference(file, wanted.text);
+  const inner = checkInner ? innerDifference(file, wanted.text) : null;
   if (inner !== null) {
     notes.push(
       `line ${number}: inside the line the file has ${
@@ -525,18 +565,18 @@ function regionNotes(
   region.pairs.forEach(({ wanted, line }) => {
     const w = core[wanted];
     const part = partInRegion(content, lines[line], matched);
-    if (keyOf(part) !== w.key) {
-      notes.push(`line ${line + 1}: the text differs from old_text's, not only in whitespace`);
-      return;
-    }
     const atLineStart = line > matched.firstLine || shape.pinnedStart;
     const toLineEnd = line < matched.lastLine || shape.pinnedEnd;
-    notes.push(...lineNotes(line + 1, part, w, atLineStart, toLineEnd));
+    if (keyOf(part) !== w.key) {
+      const { file, wanted } = textDifference(part.trim(), w.text.trim());
+      notes.push(`line ${line + 1}: the file has ${file} where old_text has ${wanted}`);
+    }
+    notes.push(...lineNotes(line + 1, part, w, atLineStart, toLineEnd, keyOf(part) === w.key));
   });
   const fileLines = matched.lastLine - matched.firstLine + 1;
   if (region.whitespaceOnly && fileLines !== core.length) {
     notes.push(
-      `blank lines differ: old_text's ${core.length} lines stand for the file's ${fileLines} (${
+      `blank lines differ: old_text has ${core.length} lines where the file has ${fileLines} (${
         lineRange(matched.firstLine, matched.lastLine)
       })`,
     );
@@ -556,6 +596,20 @@ function regionNotes(
     const file = lineEndings(fileEnds);
     const wanted = lineEndings(wantedEnds);
     if (file !== wanted) notes.push(`the file has ${file} where old_text has ${wanted}`);
+  }
+  if (shape.breaksBefore > 0) {
+    notes.push(
+      `old_text begins with ${plural(shape.breaksBefore, "line break")} before its first line of ` +
+        `text; the block starts at line ${matched.firstLine + 1}`,
+    );
+  }
+  if (shape.blanksAfter > 0) {
+    notes.push(
+      `old_text ends with ${
+        plural(shape.blanksAfter, "blank line")
+      } after its last line of text; ` +
+        `the block ends with the line break of line ${matched.lastLine + 1}`,
+    );
   }
   const last = lines[matched.lastLine];
   if (shape.endsWithBreak && last.next === last.end) {
