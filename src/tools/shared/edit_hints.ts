@@ -51,6 +51,8 @@ interface WantedLine {
   readonly key: string;
   /** The terminator after it in `old_text`: `"\r\n"`, `"\n"`, or `""` for the last line. */
   readonly ending: string;
+  /** Its key's bigrams, for similarity. */
+  readonly grams: Bigrams;
 }
 
 /** Where a wanted line lies in a file line: the key span it covers. */
@@ -111,7 +113,8 @@ function splitWanted(oldText: string): WantedLine[] {
   const parts = oldText.split(/(\r?\n)/);
   const lines: WantedLine[] = [];
   for (let i = 0; i < parts.length; i += 2) {
-    lines.push({ text: parts[i], key: keyOf(parts[i]), ending: parts[i + 1] ?? "" });
+    const key = keyOf(parts[i]);
+    lines.push({ text: parts[i], key, ending: parts[i + 1] ?? "", grams: bigrams(key) });
   }
   return lines;
 }
@@ -133,32 +136,58 @@ function offsetAfterKey(text: string, index: number): number {
   return offsetOfKey(text, index - 1) + 1;
 }
 
-function bigrams(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (let i = 0; i + 1 < text.length; i++) {
-    const gram = text.slice(i, i + 2);
-    counts.set(gram, (counts.get(gram) ?? 0) + 1);
-  }
-  return counts;
+/** A string's distinct character bigrams, each with how often it occurs: what {@link dice} compares. */
+interface Bigrams {
+  /** Each distinct bigram's slot. */
+  readonly slots: Map<number, number>;
+  /** How often each slot's bigram occurs. */
+  readonly counts: Int32Array;
+  /** Bigrams in all. */
+  readonly size: number;
 }
 
-/** Dice similarity of two strings' character bigrams, 0 to 1. */
-function dice(a: string, b: string): number {
-  if (a === b) return 1;
-  a = a.slice(0, MAX_COMPARED);
-  b = b.slice(0, MAX_COMPARED);
-  if (a.length < 2 || b.length < 2) return a === b ? 1 : 0;
-  const counts = bigrams(a);
-  let common = 0;
-  for (let i = 0; i + 1 < b.length; i++) {
-    const gram = b.slice(i, i + 2);
-    const left = counts.get(gram) ?? 0;
-    if (left > 0) {
-      common++;
-      counts.set(gram, left - 1);
+function bigramOf(text: string, i: number): number {
+  return text.charCodeAt(i) * 0x10000 + text.charCodeAt(i + 1);
+}
+
+function bigrams(text: string): Bigrams {
+  text = text.slice(0, MAX_COMPARED);
+  const slots = new Map<number, number>();
+  const counts: number[] = [];
+  for (let i = 0; i + 1 < text.length; i++) {
+    const gram = bigramOf(text, i);
+    const slot = slots.get(gram);
+    if (slot === undefined) {
+      slots.set(gram, counts.length);
+      counts.push(1);
+    } else counts[slot]++;
+  }
+  return { slots, counts: Int32Array.from(counts), size: Math.max(0, text.length - 1) };
+}
+
+/** Scratch counts of bigrams taken, one per slot (a key is at most {@link MAX_COMPARED} long). */
+const taken = new Int32Array(MAX_COMPARED);
+
+/** Bigrams `a` and `b.slice(from, to)` have in common (each counted as often as both hold it). */
+function common(a: Bigrams, b: string, from: number, to: number): number {
+  taken.fill(0, 0, a.counts.length);
+  let count = 0;
+  for (let i = from; i + 1 < to; i++) {
+    const slot = a.slots.get(bigramOf(b, i));
+    if (slot !== undefined && taken[slot] < a.counts[slot]) {
+      taken[slot]++;
+      count++;
     }
   }
-  return (2 * common) / (a.length - 1 + b.length - 1);
+  return count;
+}
+
+/** Dice similarity of `a`'s bigrams and those of `b.slice(from, to)`, 0 to 1. */
+function dice(a: Bigrams, b: string, from = 0, to = b.length): number {
+  to = Math.min(to, from + MAX_COMPARED);
+  const size = Math.max(0, to - from - 1);
+  if (a.size === 0 || size === 0) return 0;
+  return (2 * common(a, b, from, to)) / (a.size + size);
 }
 
 /** How old_text's core (its lines from the first to the last holding more than whitespace) is pinned. */
@@ -234,32 +263,40 @@ function whitespaceMatches(lines: readonly FileLine[], shape: Shape): Span[][] {
   return found;
 }
 
-/** Similarity of a core line to a file line, with the key span it covers. */
+/**
+ * Similarity of a core line to a file line, with the key span it covers;
+ * spans are not searched when even the best one would score below `floor`.
+ */
 function lineSimilarity(
-  wanted: string,
+  wanted: WantedLine,
   key: string,
   first: boolean,
   last: boolean,
   shape: Shape,
+  floor = 0,
 ): { score: number; from: number; to: number } {
-  if (wanted === "" || key === "") {
-    return { score: wanted === key ? 1 : 0, from: 0, to: key.length };
-  }
-  const exact = keySpan(wanted, key, first, last, shape);
+  const want = wanted.key;
+  if (want === "" || key === "") return { score: want === key ? 1 : 0, from: 0, to: key.length };
+  const exact = keySpan(want, key, first, last, shape);
   if (exact !== null) return { score: 1, ...exact };
-  let best = { score: dice(wanted, key), from: 0, to: key.length };
+  const shared = common(wanted.grams, key, 0, Math.min(key.length, MAX_COMPARED));
+  const keySize = Math.min(key.length, MAX_COMPARED) - 1;
+  let best = { score: (2 * shared) / (wanted.grams.size + keySize), from: 0, to: key.length };
+  const openStart = first && !shape.pinnedStart;
+  const openEnd = last && !shape.pinnedEnd;
+  // A part of the line shares at most the whole line's bigrams: the best a part can score.
+  const partBound = (2 * shared) / (wanted.grams.size + shared);
+  if (!(openStart || openEnd) || partBound < floor || partBound <= best.score) return best;
   const consider = (from: number, to: number) => {
     from = Math.max(0, from);
     to = Math.min(key.length, to);
     if (from >= to) return;
-    const score = dice(wanted, key.slice(from, to));
+    const score = dice(wanted.grams, key, from, to);
     if (score > best.score) best = { score, from, to };
   };
-  const openStart = first && !shape.pinnedStart;
-  const openEnd = last && !shape.pinnedEnd;
   // A fragment of a line is compared with the part of the line it would cover.
-  if (openStart && !openEnd) consider(key.length - wanted.length, key.length);
-  if (openEnd && !openStart) consider(0, wanted.length);
+  if (openStart && !openEnd) consider(key.length - want.length, key.length);
+  if (openEnd && !openStart) consider(0, want.length);
   if (openStart && openEnd) {
     // Where old_text's first and last few characters are found, the part between is a candidate.
     const found = (part: string) => {
@@ -269,10 +306,10 @@ function lineSimilarity(
       }
       return at;
     };
-    const heads = found(wanted.slice(0, 3));
-    const tails = found(wanted.slice(-3)).map((at) => at + Math.min(3, wanted.length));
-    for (const head of heads) consider(head, head + wanted.length);
-    for (const tail of tails) consider(tail - wanted.length, tail);
+    const heads = found(want.slice(0, 3));
+    const tails = found(want.slice(-3)).map((at) => at + Math.min(3, want.length));
+    for (const head of heads) consider(head, head + want.length);
+    for (const tail of tails) consider(tail - want.length, tail);
     for (const head of heads) for (const tail of tails) if (tail > head) consider(head, tail);
   }
   return best;
@@ -302,30 +339,39 @@ function similarWindow(lines: readonly FileLine[], shape: Shape): Span[] | null 
   // Where no line matches whole (a single line, or every line changed), the edge lines'
   // most similar file lines anchor the windows instead.
   if (votes.size === 0 || n === 1) {
+    const floor = n === 1 ? MIN_SIMILARITY : MIN_SIMILARITY / 2;
     for (const j of new Set([0, n - 1])) {
-      const scored = lines.map((line, i) => ({
-        i,
-        score: lineSimilarity(core[j].key, line.key, j === 0, j === n - 1, shape).score,
-      }));
+      const scored: { i: number; score: number }[] = [];
+      lines.forEach((line, i) => {
+        const { score } = lineSimilarity(core[j], line.key, j === 0, j === n - 1, shape, floor);
+        if (score >= floor) scored.push({ i, score });
+      });
       scored.sort((a, b) => b.score - a.score || a.i - b.i);
       for (const { i, score } of scored.slice(0, 8)) vote(i - j, score);
     }
   }
-  const starts = [...votes].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, MAX_WINDOWS);
+  // Windows far behind the best in whole-line matches are not scored.
+  const ranked = [...votes].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  const most = ranked.length > 0 ? ranked[0][1] : 0;
+  const starts = ranked.filter(([, count]) => count >= most / 2).slice(0, MAX_WINDOWS);
+  const weights = core.map((line) => Math.max(1, line.key.length));
+  const allWeight = weights.reduce((a, b) => a + b, 0);
   let best: { score: number; spans: Span[] } | null = null;
   for (const [start] of starts) {
     let total = 0;
-    let weights = 0;
+    let left = allWeight;
     const spans: Span[] = [];
     for (let j = 0; j < n; j++) {
+      // Stop once even perfect lines from here on could not beat the best window.
+      if (best !== null && (total + left) / allWeight <= best.score) break;
       const line = start + j;
-      const sim = lineSimilarity(core[j].key, lines[line].key, j === 0, j === n - 1, shape);
-      const weight = Math.max(1, core[j].key.length);
-      total += sim.score * weight;
-      weights += weight;
+      const sim = lineSimilarity(core[j], lines[line].key, j === 0, j === n - 1, shape);
+      total += sim.score * weights[j];
+      left -= weights[j];
       spans.push({ line, from: sim.from, to: sim.to });
     }
-    const score = total / weights;
+    if (spans.length < n) continue;
+    const score = total / allWeight;
     if (best === null || score > best.score) best = { score, spans };
   }
   return best !== null && best.score >= MIN_SIMILARITY ? best.spans : null;
@@ -342,13 +388,20 @@ function regionOf(
   const last = spans[spans.length - 1];
   const firstLine = lines[first.line];
   const lastLine = lines[last.line];
-  const start = shape.pinnedStart
+  let start = shape.pinnedStart
     ? firstLine.start
     : firstLine.start + offsetOfKey(firstLine.text, first.from);
   let end = shape.pinnedEnd
     ? lastLine.end
     : lastLine.start + offsetAfterKey(lastLine.text, last.to);
   if (shape.endsWithBreak) end = lastLine.next;
+  // A part of a line found by similarity never splits a character made of a surrogate pair.
+  const lowSurrogate = (line: FileLine, at: number) => {
+    const code = line.text.charCodeAt(at - line.start);
+    return code >= 0xdc00 && code <= 0xdfff;
+  };
+  if (start > firstLine.start && lowSurrogate(firstLine, start)) start--;
+  if (end < lastLine.end && lowSurrogate(lastLine, end)) end++;
   // A whitespace-blind match pairs old_text's non-blank lines with the file's in order; a
   // similar window pairs them position by position.
   const pairs: { wanted: number; line: number }[] = [];
