@@ -958,6 +958,16 @@ for (const fixture of fixtures) {
         await notes("cache.py", "        self.items[key] = value\n\n"),
         /old_text ends with a blank line after its last line of text; the block ends with the line break of line 14/,
       );
+      // A stale line of one character still scores (no division by zero in the similarity).
+      const brace = await notes(
+        "main.go",
+        "\tVerbose bool\n)\n\nfunc parse(args []string) (Config, error) {",
+      );
+      assert.match(brace, /line 12: the file has "\}" where old_text has "\)"/);
+      assert.equal(
+        fencedBlock(brace),
+        "\tVerbose bool\n}\n\nfunc parse(args []string) (Config, error) {",
+      );
       // The block's bytes travel intact through JSON: tabs and carriage returns included.
       const cs = await notes("Program.cs", "\t\tpublic static int Main(string[] args)\n\t\t{");
       const block = fencedBlock(JSON.parse(JSON.stringify(cs)));

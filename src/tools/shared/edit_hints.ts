@@ -281,11 +281,12 @@ function lineSimilarity(
   if (exact !== null) return { score: 1, ...exact };
   const shared = common(wanted.grams, key, 0, Math.min(key.length, MAX_COMPARED));
   const keySize = Math.min(key.length, MAX_COMPARED) - 1;
-  let best = { score: (2 * shared) / (wanted.grams.size + keySize), from: 0, to: key.length };
+  const sizes = wanted.grams.size + keySize;
+  let best = { score: sizes === 0 ? 0 : (2 * shared) / sizes, from: 0, to: key.length };
   const openStart = first && !shape.pinnedStart;
   const openEnd = last && !shape.pinnedEnd;
   // A part of the line shares at most the whole line's bigrams: the best a part can score.
-  const partBound = (2 * shared) / (wanted.grams.size + shared);
+  const partBound = shared === 0 ? 0 : (2 * shared) / (wanted.grams.size + shared);
   if (!(openStart || openEnd) || partBound < floor || partBound <= best.score) return best;
   const consider = (from: number, to: number) => {
     from = Math.max(0, from);
@@ -453,7 +454,7 @@ function plural(count: number, word: string): string {
 }
 
 /** Names a run of whitespace characters in words: "4 spaces", "a tab then 2 spaces". */
-export function describeWhitespace(run: string): string {
+function describeWhitespace(run: string): string {
   if (run === "") return "no whitespace";
   const parts: string[] = [];
   for (let i = 0; i < run.length;) {
