@@ -695,6 +695,37 @@ function boundedQuote(text: string, maxBytes: number): { text: string; cut: bool
   return { text: lastBreak > 0 ? cut.text.slice(0, lastBreak + 1) : cut.text, cut: true };
 }
 
+/** Line numbers as ranges: "line 4", "lines 2–9", "lines 3, 7–8". */
+function numberRanges(numbers: readonly number[]): string {
+  const ranges: string[] = [];
+  for (let i = 0; i < numbers.length;) {
+    let j = i;
+    while (j + 1 < numbers.length && numbers[j + 1] === numbers[j] + 1) j++;
+    ranges.push(i === j ? `${numbers[i]}` : `${numbers[i]}–${numbers[j]}`);
+    i = j + 1;
+  }
+  return `${numbers.length === 1 ? "line" : "lines"} ${ranges.join(", ")}`;
+}
+
+/** Notes that say the same of several lines, said once with the lines as ranges. */
+function groupedNotes(notes: readonly string[]): string[] {
+  const byText = new Map<string, number[]>();
+  const order: string[] = [];
+  for (const note of notes) {
+    const match = note.match(/^line (\d+): ([\s\S]*)$/);
+    const text = match === null ? note : match[2];
+    if (!byText.has(text)) {
+      byText.set(text, []);
+      order.push(text);
+    }
+    if (match !== null) byText.get(text)!.push(Number(match[1]));
+  }
+  return order.map((text) => {
+    const numbers = byText.get(text)!;
+    return numbers.length === 0 ? text : `${numberRanges(numbers)}: ${text}`;
+  });
+}
+
 function capitalized(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -707,7 +738,7 @@ function describeRegion(
   shape: Shape,
   budget: number,
 ): { text: string; bytes: number } {
-  const notes = regionNotes(content, lines, region, shape);
+  const notes = groupedNotes(regionNotes(content, lines, region, shape));
   const unique = makeUnique(content, lines, region.quoted) < 2;
   const { start, end, firstLine, lastLine } = region.quoted;
   const whole = content.slice(start, end);
