@@ -768,9 +768,9 @@ function describeRegion(
       `The current text of ${range} is ${
         byteLength(whole)
       } bytes; the block below holds its first ` +
-        `${
-          byteLength(quote.text)
-        } bytes (${shownLines} lines), exactly as in the file, between the fence lines:`,
+        `${byteLength(quote.text)} bytes (${shownLines} lines${
+          quote.text.endsWith("\n") ? ", ending with a line break" : ""
+        }), exactly as in the file, between the fence lines:`,
     );
   } else {
     parts.push(
