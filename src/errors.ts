@@ -25,8 +25,10 @@ export const ERROR_CODES = {
   too_large: "The file or content exceeds the tool's byte cap.",
   binary_file: "The file holds a NUL byte in its first 8 KiB and is treated as binary.",
   invalid_utf8: "The file is not valid UTF-8 text.",
-  old_text_not_found: "edit: old_text does not occur in the file.",
-  old_text_not_unique: "edit: old_text occurs more than once in the file.",
+  old_text_not_found:
+    "edit: old_text does not occur in the file; the message quotes the closest current text, if any.",
+  old_text_not_unique:
+    "edit: old_text occurs more than once in the file; the message lists the occurrences.",
   no_change: "edit: new_text equals old_text, so nothing would change.",
   already_exists: "The file exists, but the call may only create a new one.",
   stale_edit: "The file changed between read and commit; nothing was written.",

@@ -37,13 +37,19 @@ for (const fixture of fixtures) {
       });
       assert.equal(nearMiss.error?.code, "old_text_not_found");
       assert.match(nearMiss.output, /Lines 1–2 match it except for whitespace/);
+      assert.ok(
+        nearMiss.output.endsWith("\n```\nfunction f() {\n  return 1;\n```"),
+        nearMiss.output,
+      );
       const repeated = await ws.call("edit", {
         path: "a.ts",
         old_text: "const x = 1;",
         new_text: "const x = 2;",
       });
       assert.equal(repeated.error?.code, "old_text_not_unique");
-      assert.match(repeated.output, /occurs 2 times .*at lines 4, 5/);
+      assert.match(repeated.output, /occurs 2 times in a\.ts/);
+      assert.match(repeated.output, /At line 4:\n.*\n {5}4\tconst x = 1;\n/);
+      assert.match(repeated.output, /At line 5:\n.*\n {5}5\tconst x = 1;\n?/);
       const same = await ws.call("edit", {
         path: "a.ts",
         old_text: "return 1;",

@@ -14,6 +14,7 @@ import { withPathLock } from "../path/mod.ts";
 import { byteLength, MAX_TEXT_BYTES } from "./shared/text.ts";
 import { createParents, readReplaceableText } from "./shared/files.ts";
 import { fileChange } from "../artifacts/file_change.ts";
+import { notFoundMessage, notUniqueMessage } from "./shared/edit_hints.ts";
 
 const EditSchema = v.strictObject({
   path: v.pipe(
@@ -83,34 +84,6 @@ function occurrences(text: string, needle: string): number[] {
   return found;
 }
 
-/** A hint for a missing `old_text`: a whitespace-only near miss, or where its first line is. */
-function nearMiss(content: string, oldText: string): string {
-  const squeeze = (s: string) => s.replace(/\s+/g, " ").trim();
-  const lines = content.split("\n");
-  const wanted = oldText.split("\n");
-  const target = squeeze(oldText);
-  for (let start = 0; start < lines.length; start++) {
-    const window = lines.slice(start, start + wanted.length).join("\n");
-    if (target !== "" && squeeze(window) === target) {
-      return ` Lines ${start + 1}–${
-        start + wanted.length
-      } match it except for whitespace (indentation, ` +
-        `tabs or line ends); copy them exactly from read output.`;
-    }
-  }
-  const first = wanted.find((l) => l.trim() !== "")?.trim();
-  if (first !== undefined) {
-    const at = lines.findIndex((l) => l.trim() === first);
-    if (at !== -1) {
-      return ` Its first line appears at line ${
-        at + 1
-      }, but the lines after it differ; read the file again ` +
-        `and copy old_text exactly.`;
-    }
-  }
-  return " Read the file again and copy old_text exactly, including whitespace.";
-}
-
 /** The `edit` tool. */
 export const editTool: Tool<EditInput, EditOutput, "edit"> = defineTool<
   EditInput,
@@ -123,7 +96,10 @@ export const editTool: Tool<EditInput, EditOutput, "edit"> = defineTool<
   description:
     "Replace one exact occurrence of old_text with new_text in a UTF-8 text file. old_text must " +
     "occur exactly once (include surrounding lines to make it unique) and differ from new_text. With an empty " +
-    "old_text, creates a new file holding new_text. Line endings of CRLF files are kept.",
+    "old_text, creates a new file holding new_text. Line endings of CRLF files are kept. When " +
+    "old_text is not found, the error quotes the closest current text exactly (and says where its " +
+    "whitespace differs), ready to copy as old_text; when it is not unique, the error lists each " +
+    "occurrence's line with context.",
   risk: "write",
   input: EditSchema,
   output: EditOutputSchema,
@@ -170,17 +146,12 @@ export const editTool: Tool<EditInput, EditOutput, "edit"> = defineTool<
       const newText = crlf ? input.new_text.replaceAll("\n", "\r\n") : input.new_text;
       const found = occurrences(before, oldText);
       if (found.length === 0) {
-        throw new ToolError(
-          "old_text_not_found",
-          `old_text does not occur in ${path.display}.${nearMiss(before, oldText)}`,
-        );
+        throw new ToolError("old_text_not_found", notFoundMessage(path.display, before, oldText));
       }
       if (found.length > 1) {
-        const lines = found.slice(0, 10).map((i) => lineAt(before, i)).join(", ");
         throw new ToolError(
           "old_text_not_unique",
-          `old_text occurs ${found.length} times in ${path.display} (at lines ${lines}); include more ` +
-            `surrounding lines so that it matches exactly once.`,
+          notUniqueMessage(path.display, before, oldText, found),
         );
       }
       const at = found[0];
