@@ -24,6 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["artifacts"],
   ["tools"],
   ["session", "finalize"],
+  ["adapters"],
   ["mcp"],
   ["cli"],
 ];
