@@ -71,10 +71,28 @@ export type {
   StandardSchemaV1Props,
   StandardSchemaV1Result,
 } from "./src/contract/schema.ts";
-export { toAnthropicTools, toOpenAITools } from "./src/contract/converters.ts";
+export {
+  toAnthropicTools,
+  toGeminiFunctionDeclarations,
+  toOpenAIResponsesTools,
+  toOpenAITools,
+} from "./src/contract/converters.ts";
+export {
+  STRICT_MODE_FORMATS,
+  STRICT_MODE_KEYWORDS,
+  toStrictJsonSchema,
+} from "./src/contract/strict_schema.ts";
+export type { MutableJsonSchemaObject } from "./src/contract/strict_schema.ts";
 export { annotationsFor, RISK_HINTS } from "./src/contract/annotations.ts";
 export type { ToolAnnotations, ToolHints } from "./src/contract/annotations.ts";
-export type { AnthropicTool, OpenAITool } from "./src/contract/converters.ts";
+export type {
+  AnthropicTool,
+  GeminiFunctionDeclaration,
+  OpenAIFunctionDefinition,
+  OpenAIResponsesTool,
+  OpenAITool,
+  OpenAIToolOptions,
+} from "./src/contract/converters.ts";
 
 export { CheckedPath } from "./src/path/checked_path.ts";
 export type { PathAccess, PathIntent, RootKind } from "./src/path/checked_path.ts";

@@ -223,9 +223,9 @@ test("contract: converters produce the OpenAI and Anthropic tool formats from de
     const d = toolset.definitions[i];
     assert.equal(openai[i].type, "function");
     assert.equal(openai[i].function.name, d.name);
-    assert.equal(openai[i].function.parameters, d.inputSchema);
+    assert.deepEqual(openai[i].function.parameters, d.inputSchema);
     assert.equal(anthropic[i].name, d.name);
-    assert.equal(anthropic[i].input_schema, d.inputSchema);
+    assert.deepEqual(anthropic[i].input_schema, d.inputSchema);
     assert.equal(anthropic[i].input_schema.additionalProperties, false);
   }
 });

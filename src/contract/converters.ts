@@ -1,58 +1,145 @@
 /**
- * Converters from a toolset's `definitions` to the tool formats of common
- * model APIs. They reuse the definitions' schemas; none builds its own.
+ * Converters from a toolset's `definitions` to the tool formats of the major
+ * model APIs: OpenAI Chat Completions and Responses (each with a strict-mode
+ * variant), Anthropic Messages and Google Gemini. Each call returns fresh,
+ * mutable objects (the definitions stay frozen and untouched), shaped to be
+ * assignable to the SDK's own parameter type without a cast.
  *
  * @module
  */
 import type { ToolDefinition } from "./toolset.ts";
-import type { JsonSchemaObject } from "./schema.ts";
+import { type MutableJsonSchemaObject, toStrictJsonSchema } from "./strict_schema.ts";
 
-/** A tool in the OpenAI Chat Completions `tools` format. */
-export interface OpenAITool {
-  /** Always `"function"`. */
-  readonly type: "function";
-  /** The function. */
-  readonly function: {
-    /** The tool's name. */
-    readonly name: string;
-    /** What it does. */
-    readonly description: string;
-    /** The JSON Schema of its arguments. */
-    readonly parameters: JsonSchemaObject;
-    /** Strict schema adherence is off: optional fields stay optional. */
-    readonly strict: false;
-  };
+/** Options of the OpenAI converters. */
+export interface OpenAIToolOptions {
+  /**
+   * Send the strict-mode schema (`toStrictJsonSchema`: every property
+   * required, optional ones nullable) with `strict: true`, so the model's
+   * arguments always match it (default `false`: the schema as defined, with
+   * `strict: false`). The `null`s a strict caller sends for unused fields are
+   * read as absent when the call is validated.
+   */
+  readonly strict?: boolean;
 }
 
-/** A tool in the Anthropic Messages `tools` format. */
+/** The function of an OpenAI Chat Completions function tool. */
+export interface OpenAIFunctionDefinition {
+  /** The tool's name. */
+  name: string;
+  /** What it does. */
+  description: string;
+  /** The JSON Schema of its arguments. */
+  parameters: MutableJsonSchemaObject;
+  /** Whether the model must follow `parameters` exactly (Structured Outputs). */
+  strict: boolean;
+}
+
+/** A tool in the OpenAI Chat Completions `tools` format (the SDK's `ChatCompletionFunctionTool`). */
+export interface OpenAITool {
+  /** Always `"function"`. */
+  type: "function";
+  /** The function. */
+  function: OpenAIFunctionDefinition;
+}
+
+/** A function tool in the OpenAI Responses API `tools` format (the SDK's `FunctionTool`). */
+export interface OpenAIResponsesTool {
+  /** Always `"function"`. */
+  type: "function";
+  /** The tool's name. */
+  name: string;
+  /** What it does. */
+  description: string;
+  /** The JSON Schema of its arguments. */
+  parameters: MutableJsonSchemaObject;
+  /** Whether the model must follow `parameters` exactly (Structured Outputs). */
+  strict: boolean;
+}
+
+/** A tool in the Anthropic Messages `tools` format (the SDK's `Tool`). */
 export interface AnthropicTool {
   /** The tool's name. */
-  readonly name: string;
+  name: string;
   /** What it does. */
-  readonly description: string;
+  description: string;
   /** The JSON Schema of its input. */
-  readonly input_schema: JsonSchemaObject;
+  input_schema: MutableJsonSchemaObject;
 }
 
 /**
- * The definitions as OpenAI function tools.
+ * A function declaration for Google Gemini (`@google/genai`'s
+ * `FunctionDeclaration`). The schema goes in `parametersJsonSchema`, which
+ * takes plain JSON Schema, rather than `parameters`, which takes the
+ * OpenAPI-subset `Schema` with upper-case type names and no
+ * `additionalProperties`.
+ */
+export interface GeminiFunctionDeclaration {
+  /** The tool's name. */
+  name: string;
+  /** What it does. */
+  description: string;
+  /** The JSON Schema of its arguments. */
+  parametersJsonSchema: MutableJsonSchemaObject;
+}
+
+/** A fresh, unfrozen copy of a definition's input schema. */
+function schemaOf(definition: ToolDefinition, strict: boolean): MutableJsonSchemaObject {
+  return strict
+    ? toStrictJsonSchema(definition.inputSchema)
+    : structuredClone(definition.inputSchema) as MutableJsonSchemaObject;
+}
+
+/**
+ * The definitions as OpenAI Chat Completions function tools; with
+ * `{ strict: true }`, in strict mode.
  *
  * @example
  * ```ts
  * import { createSession, finalizeToolset, toOpenAITools } from "@openwork/tools";
  * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
- * console.log(toOpenAITools(toolset.definitions)[0].function.name); // "read"
+ * const tools = toOpenAITools(toolset.definitions, { strict: true });
+ * console.log(tools[0].function.name, tools[0].function.strict); // "read" true
  * ```
  */
-export function toOpenAITools(definitions: readonly ToolDefinition[]): OpenAITool[] {
+export function toOpenAITools(
+  definitions: readonly ToolDefinition[],
+  options: OpenAIToolOptions = {},
+): OpenAITool[] {
+  const strict = options.strict ?? false;
   return definitions.map((d) => ({
     type: "function",
     function: {
       name: d.name,
       description: d.description,
-      parameters: d.inputSchema,
-      strict: false,
+      parameters: schemaOf(d, strict),
+      strict,
     },
+  }));
+}
+
+/**
+ * The definitions as OpenAI Responses API function tools; with
+ * `{ strict: true }`, in strict mode.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset, toOpenAIResponsesTools } from "@openwork/tools";
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const tools = toOpenAIResponsesTools(toolset.definitions, { strict: true });
+ * console.log(tools[0].name, tools[0].strict); // "read" true
+ * ```
+ */
+export function toOpenAIResponsesTools(
+  definitions: readonly ToolDefinition[],
+  options: OpenAIToolOptions = {},
+): OpenAIResponsesTool[] {
+  const strict = options.strict ?? false;
+  return definitions.map((d) => ({
+    type: "function",
+    name: d.name,
+    description: d.description,
+    parameters: schemaOf(d, strict),
+    strict,
   }));
 }
 
@@ -70,6 +157,27 @@ export function toAnthropicTools(definitions: readonly ToolDefinition[]): Anthro
   return definitions.map((d) => ({
     name: d.name,
     description: d.description,
-    input_schema: d.inputSchema,
+    input_schema: schemaOf(d, false),
+  }));
+}
+
+/**
+ * The definitions as Google Gemini function declarations, for
+ * `config.tools: [{ functionDeclarations }]`.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset, toGeminiFunctionDeclarations } from "@openwork/tools";
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * console.log(toGeminiFunctionDeclarations(toolset.definitions)[0].name); // "read"
+ * ```
+ */
+export function toGeminiFunctionDeclarations(
+  definitions: readonly ToolDefinition[],
+): GeminiFunctionDeclaration[] {
+  return definitions.map((d) => ({
+    name: d.name,
+    description: d.description,
+    parametersJsonSchema: schemaOf(d, false),
   }));
 }

@@ -10,6 +10,7 @@ import type { ToolCallContext, ToolSessionContext } from "./context.ts";
 import type { AnyTool } from "./tool.ts";
 import type { ToolResult } from "./result.ts";
 import type { StandardSchemaV1Issue } from "./schema.ts";
+import { withoutNullOptionals } from "./null_optionals.ts";
 
 /** Validated input, or the `invalid_input` error naming each bad field. */
 export type ParsedInput =
@@ -36,7 +37,11 @@ function describeIssue(tool: AnyTool, issue: StandardSchemaV1Issue): string {
   return `${field}: ${text.charAt(0).toLowerCase()}${text.slice(1)}.`;
 }
 
-/** Validates raw JSON against a tool's schema. */
+/**
+ * Validates raw JSON against a tool's schema. `null` for an optional field
+ * counts as absent, as strict-mode callers send it; for a required field it
+ * is invalid.
+ */
 export async function parseInput(tool: AnyTool, raw: unknown): Promise<ParsedInput> {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return {
@@ -44,7 +49,8 @@ export async function parseInput(tool: AnyTool, raw: unknown): Promise<ParsedInp
       error: { code: "invalid_input", message: `The input of ${tool.name} must be a JSON object.` },
     };
   }
-  const result = await tool.input["~standard"].validate(raw);
+  const given = withoutNullOptionals(raw, tool.inputSchema);
+  const result = await tool.input["~standard"].validate(given);
   if (result.issues === undefined) return { ok: true, input: result.value };
   const lines = result.issues.map((issue) => describeIssue(tool, issue));
   return {

@@ -1,0 +1,88 @@
+/**
+ * `null` for an optional field means "not given". Strict-mode callers (OpenAI
+ * Structured Outputs and the hosts built on it) must send every field, so they
+ * send `null` for the ones they do not use; reading those as absent before
+ * validation lets such a call mean exactly what the same call without them
+ * means. A required field, or one whose schema itself accepts `null`, keeps
+ * its `null`, so validation still judges it.
+ *
+ * @module
+ */
+import type { JsonSchemaObject } from "./schema.ts";
+
+type Schema = Readonly<Record<string, unknown>>;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function resolve(schema: Schema, root: Schema, seen = 0): Schema {
+  if (typeof schema.$ref !== "string" || seen > 16) return schema;
+  const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(schema.$ref);
+  const defs = match === null ? undefined : root[match[1]];
+  const target = isPlainObject(defs) ? defs[match![2]] : undefined;
+  return isPlainObject(target)
+    ? resolve({ ...target, ...schema, $ref: undefined }, root, seen + 1)
+    : schema;
+}
+
+function acceptsNull(schema: Schema, root: Schema): boolean {
+  const resolved = resolve(schema, root);
+  const type = resolved.type;
+  if (type === "null" || (Array.isArray(type) && type.includes("null"))) return true;
+  if (Array.isArray(resolved.enum) && resolved.enum.includes(null)) return true;
+  if (resolved.const === null) return true;
+  for (const key of ["anyOf", "oneOf"] as const) {
+    const branches = resolved[key];
+    if (Array.isArray(branches) && branches.some((b) => isPlainObject(b) && acceptsNull(b, root))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function strip(value: unknown, schema: Schema, root: Schema, depth: number): unknown {
+  if (depth > 64) return value;
+  const resolved = resolve(schema, root);
+  if (Array.isArray(value)) {
+    const items = resolved.items;
+    if (!isPlainObject(items)) return value;
+    return value.map((item) => strip(item, items, root, depth + 1));
+  }
+  if (!isPlainObject(value) || !isPlainObject(resolved.properties)) return value;
+  const properties = resolved.properties;
+  const required = new Set(Array.isArray(resolved.required) ? resolved.required : []);
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    const fieldSchema = Object.hasOwn(properties, key) ? properties[key] : undefined;
+    if (!isPlainObject(fieldSchema)) {
+      out[key] = field; // unknown keys are left for validation to name
+      continue;
+    }
+    if (field === null && !required.has(key) && !acceptsNull(fieldSchema, root)) continue;
+    out[key] = strip(field, fieldSchema, root, depth + 1);
+  }
+  return out;
+}
+
+/**
+ * A copy of `input` without the `null`s given for optional fields (at any
+ * depth the schema describes) that do not themselves accept `null`. Input
+ * that is not an object comes back as it is.
+ *
+ * @example
+ * ```ts
+ * import { withoutNullOptionals } from "./null_optionals.ts";
+ * const schema = {
+ *   type: "object",
+ *   properties: { path: { type: "string" }, limit: { type: "integer" } },
+ *   required: ["path"],
+ *   additionalProperties: false,
+ * } as const;
+ * console.log(withoutNullOptionals({ path: "a.txt", limit: null }, schema)); // { path: "a.txt" }
+ * ```
+ */
+export function withoutNullOptionals(input: unknown, schema: JsonSchemaObject): unknown {
+  const root = schema as Schema;
+  return strip(input, root, root, 0);
+}
