@@ -77,11 +77,7 @@ export {
   toOpenAIResponsesTools,
   toOpenAITools,
 } from "./src/contract/converters.ts";
-export {
-  STRICT_MODE_FORMATS,
-  STRICT_MODE_KEYWORDS,
-  toStrictJsonSchema,
-} from "./src/contract/strict_schema.ts";
+export { toStrictJsonSchema } from "./src/contract/strict_schema.ts";
 export type { MutableJsonSchemaObject } from "./src/contract/strict_schema.ts";
 export { annotationsFor, RISK_HINTS } from "./src/contract/annotations.ts";
 export type { ToolAnnotations, ToolHints } from "./src/contract/annotations.ts";

@@ -81,8 +81,10 @@ for (const file of sources) {
   await Deno.copyFile(join(repo, file), join(out, file));
 }
 
+/** The model SDKs the consumer project type-checks the converters against. */
+const MODEL_SDKS = ["openai", "@anthropic-ai/sdk", "@google/genai"];
 /** Imports that only the build and the scripts use: not dependencies of the package. */
-const BUILD_ONLY = new Set(["typescript", "wabt"]);
+const BUILD_ONLY = new Set(["typescript", "wabt", ...MODEL_SDKS]);
 const dependencies: Record<string, string> = {};
 for (const specifier of Object.values(config.imports)) {
   const dependency = npmDependency(specifier);
@@ -231,6 +233,7 @@ if (checks) {
       join(out, filename),
       "typescript@~5.9.3",
       "@types/node@^20.19.0",
+      ...MODEL_SDKS.map((name) => `${name}@${npmDependency(config.imports[name])![1]}`),
     ], project);
     await Deno.copyFile(join(repo, "scripts/consumer/smoke.mjs"), join(project, "smoke.mjs"));
     await Deno.copyFile(join(repo, "scripts/consumer/consumer.ts"), join(project, "consumer.ts"));

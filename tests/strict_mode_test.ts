@@ -63,8 +63,14 @@ function typeMatches(value: unknown, type: string): boolean {
       return Array.isArray(value);
     case "object":
       return isNode(value);
+    case "string":
+      return typeof value === "string";
+    case "number":
+      return typeof value === "number";
+    case "boolean":
+      return typeof value === "boolean";
     default:
-      return typeof value === type;
+      return false;
   }
 }
 

@@ -1,13 +1,34 @@
-// Type-checked with tsc --noEmit (moduleResolution nodenext) against the shipped .d.ts.
+// Type-checked with tsc --noEmit (moduleResolution nodenext) against the shipped .d.ts, in a
+// project that also installs the model SDKs: each converter's result must be assignable to the
+// SDK's own parameter type, with no cast.
 import {
   type BashOutput,
   createSession,
   type FinalizedToolset,
   finalizeToolset,
+  toAnthropicTools,
+  toGeminiFunctionDeclarations,
   type ToolResult,
+  toOpenAIResponsesTools,
   toOpenAITools,
+  toStrictJsonSchema,
 } from "@openwork/tools";
 import { createNodeFileSystem } from "@openwork/tools/node";
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionFunctionTool,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type {
+  FunctionTool,
+  ResponseCreateParamsNonStreaming,
+  Tool as ResponsesTool,
+} from "openai/resources/responses/responses";
+import type {
+  MessageCreateParamsNonStreaming,
+  Tool as AnthropicTool,
+} from "@anthropic-ai/sdk/resources/messages";
+import type { FunctionDeclaration, GenerateContentParameters } from "@google/genai";
 
 export async function useIt(directory: string): Promise<number | null> {
   const session = await createSession({
@@ -23,4 +44,61 @@ export async function useIt(directory: string): Promise<number | null> {
     callId: "1",
   });
   return (result.data as BashOutput).exit_code;
+}
+
+export function modelRequests(toolset: FinalizedToolset): unknown[] {
+  const { definitions } = toolset;
+  const chatTools: ChatCompletionTool[] = toOpenAITools(definitions);
+  const chatStrict: ChatCompletionFunctionTool[] = toOpenAITools(definitions, { strict: true });
+  const chat: ChatCompletionCreateParamsNonStreaming = {
+    model: "gpt-test",
+    messages: [{ role: "user", content: "hi" }],
+    tools: toOpenAITools(definitions, { strict: true }),
+  };
+  const responsesTools: FunctionTool[] = toOpenAIResponsesTools(definitions);
+  const responsesStrict: ResponsesTool[] = toOpenAIResponsesTools(definitions, { strict: true });
+  const responses: ResponseCreateParamsNonStreaming = {
+    model: "gpt-test",
+    input: "hi",
+    tools: toOpenAIResponsesTools(definitions, { strict: true }),
+  };
+  const anthropicTools: AnthropicTool[] = toAnthropicTools(definitions);
+  const anthropic: MessageCreateParamsNonStreaming = {
+    model: "claude-test",
+    max_tokens: 1024,
+    messages: [{ role: "user", content: "hi" }],
+    tools: toAnthropicTools(definitions),
+  };
+  const declarations: FunctionDeclaration[] = toGeminiFunctionDeclarations(definitions);
+  const gemini: GenerateContentParameters = {
+    model: "gemini-test",
+    contents: "hi",
+    config: { tools: [{ functionDeclarations: toGeminiFunctionDeclarations(definitions) }] },
+  };
+  // A caller may change what it was given: the results are mutable.
+  anthropicTools[0].input_schema.required?.push("path");
+  chatStrict[0].function.parameters = toStrictJsonSchema(definitions[0].inputSchema);
+
+  // The checks above have teeth: the shapes the converters replace are refused.
+  const wrong: unknown[] = [
+    // @ts-expect-error a frozen definition's readonly `required` is not an Anthropic input schema
+    definitions.map((d): AnthropicTool => ({ name: d.name, input_schema: d.inputSchema })),
+    // @ts-expect-error the Responses shape is not a Chat Completions tool
+    toOpenAIResponsesTools(definitions) satisfies ChatCompletionTool[],
+    // @ts-expect-error the Chat Completions shape is not a Responses function tool
+    toOpenAITools(definitions) satisfies FunctionTool[],
+    // @ts-expect-error Gemini's `parameters` takes its OpenAPI subset, not JSON Schema
+    definitions.map((d): FunctionDeclaration => ({ name: d.name, parameters: d.inputSchema })),
+  ];
+  return [
+    chatTools,
+    chat,
+    responsesTools,
+    responsesStrict,
+    responses,
+    anthropic,
+    declarations,
+    gemini,
+    wrong,
+  ];
 }

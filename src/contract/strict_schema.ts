@@ -66,18 +66,6 @@ const STRICT_FORMATS = new Set([
   "uuid",
 ]);
 
-/**
- * Every keyword strict mode accepts, for a checker: the union of the common
- * keywords and the per-type ones.
- */
-export const STRICT_MODE_KEYWORDS: ReadonlySet<string> = new Set([
-  ...COMMON_KEYWORDS,
-  ...Object.values(TYPED_KEYWORDS).flatMap((keywords) => [...keywords]),
-]);
-
-/** The string formats strict mode accepts, for a checker. */
-export const STRICT_MODE_FORMATS: ReadonlySet<string> = STRICT_FORMATS;
-
 type Schema = Record<string, unknown>;
 
 function isSchema(value: unknown): value is Schema {
