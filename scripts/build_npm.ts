@@ -66,10 +66,25 @@ const DENO_ONLY = [
 /** What `#default-backends` is in the npm package (deno.json maps it to the Deno defaults). */
 const imports = { "#default-backends": "./src/backends/defaults/node.js" };
 
+// Framework adapters: their entry points, and the frameworks as optional peers.
+/** The adapter entry points, each its own export of the package. */
+const ADAPTER_ENTRIES = ["ai_sdk.ts", "openai_agents.ts"];
+/** `name` → its version range, from the `npm:` import of `name` or of `name/`. */
+function importedRange(name: string): string {
+  const specifier = config.imports[name] ?? config.imports[`${name}/`];
+  const match = /^npm:\/?(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)\/?$/.exec(specifier ?? "");
+  if (match === null || match[1] !== name) throw new Error(`deno.json imports no npm:${name}`);
+  return match[2];
+}
+/** The frameworks the adapters plug into: optional peer dependencies, never dependencies. */
+const PEERS = Object.fromEntries(["ai", "@openai/agents"].map((n) => [n, importedRange(n)]));
+/** What only the tests import (the LangChain recipe's test). */
+const TEST_ONLY = Object.fromEntries(["@langchain/core"].map((n) => [n, importedRange(n)]));
+
 // 1. Stage.
 await Deno.remove(out, { recursive: true }).catch(() => {});
 await Deno.mkdir(out, { recursive: true });
-const sources = ["mod.ts", "cli.ts", "mcp.ts", "node.ts"];
+const sources = ["mod.ts", "cli.ts", "mcp.ts", "node.ts", ...ADAPTER_ENTRIES];
 for (const folder of ["src", "tests"]) {
   for await (const file of walkFiles(join(repo, folder))) sources.push(relative(repo, file));
 }
@@ -84,7 +99,13 @@ for (const file of sources) {
 /** The model SDKs the consumer project type-checks the converters against. */
 const MODEL_SDKS = ["openai", "@anthropic-ai/sdk", "@google/genai"];
 /** Imports that only the build and the scripts use: not dependencies of the package. */
-const BUILD_ONLY = new Set(["typescript", "wabt", ...MODEL_SDKS]);
+const BUILD_ONLY = new Set([
+  "typescript",
+  "wabt",
+  ...MODEL_SDKS,
+  ...Object.keys(PEERS),
+  ...Object.keys(TEST_ONLY),
+]);
 const dependencies: Record<string, string> = {};
 for (const specifier of Object.values(config.imports)) {
   const dependency = npmDependency(specifier);
@@ -103,6 +124,8 @@ const buildPackage = {
     "typescript": "~5.9.3",
     "@types/node": "^20.19.0",
     "@types/picomatch": "^4.0.0",
+    ...PEERS,
+    ...TEST_ONLY,
   },
 };
 await Deno.writeTextFile(join(out, "package.json"), JSON.stringify(buildPackage, null, 2));
@@ -126,7 +149,15 @@ await Deno.writeTextFile(
         rootDir: ".",
         outDir: ".",
       },
-      include: ["mod.ts", "cli.ts", "mcp.ts", "node.ts", "src/**/*.ts", "tests/**/*.ts"],
+      include: [
+        "mod.ts",
+        "cli.ts",
+        "mcp.ts",
+        "node.ts",
+        ...ADAPTER_ENTRIES,
+        "src/**/*.ts",
+        "tests/**/*.ts",
+      ],
       exclude: ["node_modules"],
     },
     null,
@@ -157,6 +188,8 @@ const publishPackage = {
     ".": { types: "./mod.d.ts", default: "./mod.js" },
     "./mcp": { types: "./mcp.d.ts", default: "./mcp.js" },
     "./node": { types: "./node.d.ts", default: "./node.js" },
+    "./ai-sdk": { types: "./ai_sdk.d.ts", default: "./ai_sdk.js" },
+    "./openai-agents": { types: "./openai_agents.d.ts", default: "./openai_agents.js" },
   },
   imports,
   bin: { "openwork-tools": "./cli.js" },
@@ -170,11 +203,19 @@ const publishPackage = {
     "mcp.d.ts",
     "node.js",
     "node.d.ts",
+    ...ADAPTER_ENTRIES.flatMap((entry) => [
+      entry.replace(/\.ts$/, ".js"),
+      entry.replace(/\.ts$/, ".d.ts"),
+    ]),
     "src/",
     "README.md",
     "LICENSE",
   ],
   dependencies,
+  peerDependencies: PEERS,
+  peerDependenciesMeta: Object.fromEntries(
+    Object.keys(PEERS).map((name) => [name, { optional: true }]),
+  ),
 };
 // Nothing in the package may reference Deno at run time (comments and message text aside).
 for await (const file of walkFiles(out)) {
