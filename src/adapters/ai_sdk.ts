@@ -11,10 +11,10 @@
  */
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
-import type { ToolProgress, ToolResult } from "../contract/result.ts";
+import type { ProgressSink, ToolProgress, ToolResult } from "../contract/result.ts";
 import type { StandardSchemaV1Props } from "../contract/schema.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore, progressStream } from "./shared.ts";
+import { approvedBefore } from "./shared.ts";
 
 /** How a JSON Schema converter is asked for a schema, per Standard JSON Schema V1. */
 export interface AISDKJsonSchemaOptions {
@@ -115,7 +115,48 @@ export interface AISDKToolsOptions {
   readonly onProgress?: (event: ToolProgress, toolCallId: string) => void;
 }
 
-/** Freezes nothing and accepts everything: the toolset validates when the call runs. */
+/** Most characters of output a progress snapshot keeps (its tail). */
+const PROGRESS_TAIL_CHARS = 32 * 1024;
+
+/**
+ * Runs `start` and yields a snapshot of the output so far whenever new
+ * output arrived since the last one the consumer took (bursts coalesce into
+ * one snapshot), then the call's result.
+ */
+async function* progressStream(
+  start: (progress: ProgressSink) => Promise<ToolResult>,
+): AsyncGenerator<AISDKToolOutput> {
+  let text = "";
+  let fresh = false;
+  let settled: { result: ToolResult } | { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const progress = (event: ToolProgress) => {
+    if (event.kind === "message") return;
+    text = (text + event.chunk).slice(-PROGRESS_TAIL_CHARS);
+    fresh = true;
+    notify();
+  };
+  start(progress).then(
+    (result) => settled = { result },
+    (error) => settled = { error },
+  ).finally(notify);
+  while (settled === undefined) {
+    if (!fresh) await new Promise<void>((resolve) => wake = resolve);
+    if (settled !== undefined) break;
+    if (fresh) {
+      fresh = false;
+      yield { status: "running", output: text };
+    }
+  }
+  if ("error" in settled) throw settled.error;
+  yield settled.result;
+}
+
+/** The SDK-facing schema of a tool: a fresh copy of its JSON Schema, and no validation of its own. */
 function inputSchema(schema: Readonly<Record<string, unknown>>): AISDKInputSchema {
   const fresh = () => structuredClone(schema) as Record<string, unknown>;
   return {
