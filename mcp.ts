@@ -1,8 +1,14 @@
 /**
  * The MCP server of openwork-tools, for hosts that embed it: a finalized
- * toolset served over the Model Context Protocol with the official SDK, on
- * stdio (with a transport that answers every malformed or oversized line and
- * keeps serving) or over Streamable HTTP.
+ * toolset served over the Model Context Protocol, on stdio (with a transport
+ * that answers every malformed or oversized line and keeps serving) or over
+ * Streamable HTTP. The protocol engine ({@link McpServer}) and both
+ * transports are the package's own: it has no runtime dependency on the MCP
+ * SDK. {@link createMcpServer} returns an {@link McpServer} (not the SDK's
+ * `Server`) with `connect(transport)`, `close()`, `toolsets()`,
+ * `getClientCapabilities()`, `sendLoggingMessage()` and `onclose`/`onerror`;
+ * any object with the {@link McpTransport} members can be connected,
+ * the SDK's server transports included.
  *
  * @example
  * ```ts
@@ -20,7 +26,30 @@ export {
   createMcpServer,
   serveStdio,
 } from "./src/mcp/server.ts";
-export type { ApprovalMode, McpServerOptions } from "./src/mcp/server.ts";
+export type { ApprovalMode, McpServerOptions, ToolsetServer } from "./src/mcp/server.ts";
+export {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  LATEST_PROTOCOL_VERSION,
+  McpError,
+  McpServer,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "./src/mcp/protocol.ts";
+export type {
+  ClientCapabilities,
+  Implementation,
+  LoggingMessage,
+  McpServerInit,
+  McpTransport,
+  NotificationHandler,
+  RequestContext,
+  RequestHandler,
+  RequestId,
+  RequestOptions,
+  SendOptions,
+} from "./src/mcp/protocol.ts";
+export { LOGGING_LEVELS } from "./src/mcp/requests.ts";
+export type { LoggingLevel } from "./src/mcp/requests.ts";
+export type { JsonRpcMessage } from "./src/mcp/jsonrpc.ts";
 export { MAX_LINE_BYTES, StdioTransport } from "./src/mcp/stdio_transport.ts";
 export type {
   ByteSink,

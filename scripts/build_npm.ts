@@ -78,8 +78,10 @@ function importedRange(name: string): string {
 }
 /** The frameworks the adapters plug into: optional peer dependencies, never dependencies. */
 const PEERS = Object.fromEntries(["ai", "@openai/agents"].map((n) => [n, importedRange(n)]));
-/** What only the tests import (the LangChain recipe's test). */
-const TEST_ONLY = Object.fromEntries(["@langchain/core"].map((n) => [n, importedRange(n)]));
+/** What only the LangChain recipe's test imports. */
+const RECIPE_TEST_ONLY = Object.fromEntries(
+  ["@langchain/core"].map((n) => [n, importedRange(n)]),
+);
 
 // 1. Stage.
 await Deno.remove(out, { recursive: true }).catch(() => {});
@@ -104,14 +106,17 @@ const BUILD_ONLY = new Set([
   "wabt",
   ...MODEL_SDKS,
   ...Object.keys(PEERS),
-  ...Object.keys(TEST_ONLY),
+  ...Object.keys(RECIPE_TEST_ONLY),
 ]);
+/** Imports that only the tests use (the official MCP client is the server's oracle): dev dependencies. */
+const TEST_ONLY = new Set(["@modelcontextprotocol/sdk"]);
 const dependencies: Record<string, string> = {};
+const testDependencies: Record<string, string> = {};
 for (const specifier of Object.values(config.imports)) {
   const dependency = npmDependency(specifier);
-  if (dependency !== null && !BUILD_ONLY.has(dependency[0])) {
-    dependencies[dependency[0]] = dependency[1];
-  }
+  if (dependency === null || BUILD_ONLY.has(dependency[0])) continue;
+  if (TEST_ONLY.has(dependency[0])) testDependencies[dependency[0]] = dependency[1];
+  else dependencies[dependency[0]] = dependency[1];
 }
 const buildPackage = {
   name: config.name,
@@ -121,11 +126,12 @@ const buildPackage = {
   imports,
   dependencies,
   devDependencies: {
+    ...testDependencies,
     "typescript": "~5.9.3",
     "@types/node": "^20.19.0",
     "@types/picomatch": "^4.0.0",
     ...PEERS,
-    ...TEST_ONLY,
+    ...RECIPE_TEST_ONLY,
   },
 };
 await Deno.writeTextFile(join(out, "package.json"), JSON.stringify(buildPackage, null, 2));
@@ -217,7 +223,8 @@ const publishPackage = {
     Object.keys(PEERS).map((name) => [name, { optional: true }]),
   ),
 };
-// Nothing in the package may reference Deno at run time (comments and message text aside).
+// Nothing in the package may reference Deno at run time, nor import the MCP SDK (comments and
+// message text aside).
 for await (const file of walkFiles(out)) {
   if (file.includes("/node_modules/") || file.includes("/tests/") || !file.endsWith(".js")) {
     continue;
@@ -228,6 +235,9 @@ for await (const file of walkFiles(out)) {
   );
   if (/\bDeno\s*[.[]|globalThis\.Deno/.test(code)) {
     throw new Error(`${relative(out, file)} references Deno at run time`);
+  } // The MCP SDK is the tests' oracle, not a dependency of the package.
+  if (/["']@modelcontextprotocol\//.test(code)) {
+    throw new Error(`${relative(out, file)} imports the MCP SDK`);
   }
 }
 

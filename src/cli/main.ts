@@ -285,7 +285,7 @@ export async function main(args: readonly string[]): Promise<number> {
     const toolset = await toolsetFor(values);
     // A server runs long: its search workers start now, so the first grep or glob needs no wait.
     toolset.session.filesystem.prepareSearch?.();
-    // Loaded here: the other commands never pay for the MCP SDK.
+    // Loaded here: the other commands never pay for the MCP server.
     const { APPROVAL_MODES, serveStdio } = await import("../mcp/server.ts");
     const approval = (values.approval ?? "elicit") as (typeof APPROVAL_MODES)[number];
     if (!APPROVAL_MODES.includes(approval)) {

@@ -8,8 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Buffer } from "node:buffer";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http_transport.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
@@ -26,7 +25,7 @@ export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
 /** The path the MCP endpoint is served at. */
 export const MCP_HTTP_PATH = "/mcp";
 
-/** The largest request body read (as the SDK's own default): 4 MiB. */
+/** The largest request body read (as much as a line of stdio): 4 MiB. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
@@ -69,7 +68,7 @@ export type ToolsetFactory = () => Promise<FinalizedToolset>;
 
 interface McpSession {
   readonly toolset: FinalizedToolset;
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: HttpSessionTransport;
   readonly close: () => Promise<void>;
   open: number;
   idle?: ReturnType<typeof setTimeout>;
@@ -87,8 +86,7 @@ function sendJson(
   message: string,
   headers: Record<string, string> = {},
 ): void {
-  response.writeHead(status, { "content-type": "application/json", ...headers });
-  response.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+  sendHttpError(response, status, -32000, message, headers);
 }
 
 function readBody(request: IncomingMessage): Promise<string | null> {
@@ -168,8 +166,8 @@ export async function serveHttp(
     await session.close();
   }
 
-  /** Starts a session for an `initialize` request; the transport registers it once it has its id. */
-  async function startSession(): Promise<StreamableHTTPServerTransport> {
+  /** Starts a session for an `initialize` request, registered under a fresh id. */
+  async function startSession(): Promise<McpSession> {
     const toolset = await makeToolset();
     const server = createMcpServer(toolset, options);
     let ended = false;
@@ -179,21 +177,17 @@ export async function serveHttp(
       await server.close().catch(() => {});
       await toolset.session.processes.shutdown();
     };
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id: string) => {
-        const session: McpSession = { toolset, transport, close, open: 0 };
-        sessions.set(id, session);
-      },
-      onsessionclosed: (id: string) => endSession(id),
-    });
+    const id = randomUUID();
+    const transport = new HttpSessionTransport(id);
     // Set before connect, which chains it: however the transport closes, the toolset ends.
     transport.onclose = () => {
-      if (transport.sessionId !== undefined) void endSession(transport.sessionId);
+      void endSession(id);
       void close();
     };
     await server.connect(transport);
-    return transport;
+    const session: McpSession = { toolset, transport, close, open: 0 };
+    sessions.set(id, session);
+    return session;
   }
 
   /** Checks `Host`, `Origin` and the token; answers and returns false when one fails. */
@@ -242,50 +236,42 @@ export async function serveHttp(
     }
 
     const header = request.headers["mcp-session-id"];
-    const id = Array.isArray(header) ? header[0] : header;
-    if (id === undefined) {
-      if (request.method !== "POST" || !isInitializeRequest(body)) {
-        return sendJson(response, 400, "Bad Request: Mcp-Session-Id header is required");
-      }
-      const transport = await startSession();
-      await transport.handleRequest(request, response, body);
-      const started = transport.sessionId === undefined
-        ? undefined
-        : sessions.get(transport.sessionId);
-      if (started === undefined) await transport.close();
-      // A session that started while the server was closing ends at once.
-      else if (closing) await endSession(transport.sessionId!);
-      else touch(started, transport.sessionId!);
-      return;
+    const given = Array.isArray(header) ? header[0] : header;
+    if (given === undefined && (request.method !== "POST" || !isInitializeRequest(body))) {
+      return sendJson(response, 400, "Bad Request: Mcp-Session-Id header is required");
     }
-    const session = sessions.get(id);
+    const session = given === undefined ? await startSession() : sessions.get(given);
     if (session === undefined) {
-      response.writeHead(404, { "content-type": "application/json" });
-      response.end(JSON.stringify({
-        jsonrpc: "2.0",
-        error: { code: -32001, message: "Session not found" },
-        id: null,
-      }));
-      return;
+      return sendHttpError(response, 404, -32001, "Session not found");
+    }
+    const id = session.transport.sessionId;
+    // A session that started while the server was closing ends at once.
+    if (closing) {
+      await endSession(id);
+      return sendJson(response, 503, "The server is shutting down");
     }
     session.open++;
     touch(session, id);
-    const requests = (Array.isArray(body) ? body : [body]).filter((m) => isJSONRPCRequest(m));
+    const message = body as { id?: unknown; method?: unknown } | undefined;
+    const requestId = typeof message?.method === "string" ? message.id : undefined;
     response.once("close", () => {
       session.open--;
       if (sessions.has(id)) touch(session, id);
-      // The client dropped the exchange before its answers: its calls are cancelled, as if it had said so.
-      if (!response.writableFinished) {
-        for (const message of requests) {
-          session.transport.onmessage?.({
-            jsonrpc: "2.0",
-            method: "notifications/cancelled",
-            params: { requestId: message.id, reason: "the HTTP client went away" },
-          });
-        }
+      // The client dropped the exchange before its answer: its call is cancelled, as if it had said so.
+      if (
+        !response.writableFinished &&
+        (typeof requestId === "string" || typeof requestId === "number")
+      ) {
+        session.transport.onmessage?.({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId, reason: "the HTTP client went away" },
+        });
       }
     });
-    await session.transport.handleRequest(request, response, body);
+    session.transport.handle(request, response, body);
+    // An initialize the transport refused (Accept, Content-Type) leaves no session behind.
+    if (!session.transport.initialized) await endSession(id);
   }
 
   const server = createServer((request, response) => {

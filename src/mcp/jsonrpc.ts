@@ -45,7 +45,7 @@ export function errorReply(id: JsonRpcId, code: number, message: string): JsonRp
   return { jsonrpc: "2.0", id, error: { code, message } };
 }
 
-// Integers only: the SDK's protocol layer takes no fractional ids.
+// Integers only: a fractional id is not one a client would match its answer to.
 function isId(value: unknown): value is string | number {
   return typeof value === "string" || Number.isSafeInteger(value);
 }
@@ -107,7 +107,7 @@ function show(value: unknown): string {
  * an id is a notification (or unreadable), answered with id null when it is
  * not even an object and dropped when it looks like a notification. Batches
  * (arrays) are refused as a whole: MCP removed batching in its 2025-06-18
- * revision, and the SDK's protocol layer has no place for their replies.
+ * revision.
  */
 export function parseLine(line: string): Incoming {
   let value: unknown;

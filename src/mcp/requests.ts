@@ -1,141 +1,89 @@
 /**
- * The params of MCP requests, checked before the SDK's protocol layer sees
- * them. The SDK answers a request whose params do not fit its method with
- * -32603 and a raw validation dump; here it gets -32602 and one line per
- * field. A `tools/call` whose `arguments` is not an object is handed to the
- * toolset instead, whose answer is a tool result with `isError: true`, the
- * same kind a schema failure gets.
+ * The params of the MCP requests this server answers, checked before a
+ * handler sees them: a request whose params do not fit its method is
+ * answered with -32602 and one line per field (`params.name: …`). A
+ * `tools/call` whose `arguments` is not an object passes: the toolset
+ * answers it with a tool result with `isError: true`, the same kind a
+ * schema failure gets.
  *
  * @module
  */
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ClientRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { errorReply, JSONRPC_ERROR } from "./jsonrpc.ts";
+import * as v from "valibot";
 
-/** Answers a `tools/call` whose `arguments` is not an object, as a `tools/call` result. */
-export type BadArgumentsCall = (name: string, input: unknown, id: string | number) => Promise<
-  Record<string, unknown>
->;
+/** The log levels of MCP (RFC 5424), least severe first. */
+export const LOGGING_LEVELS = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+] as const;
 
-/** A JSON-RPC message, as far as this module looks into it. */
-interface Message {
-  [key: string]: unknown;
-}
+/** An MCP log level. */
+export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
 
-/** The SDK's `Transport`, as far as this module uses it. */
-interface Wire {
-  start(): Promise<void>;
-  send(message: Message, options?: { relatedRequestId?: string | number }): Promise<void>;
-  close(): Promise<void>;
-  onmessage?: (message: Message, extra?: unknown) => void;
-  onerror?: (error: Error) => void;
-  onclose?: () => void;
-  readonly sessionId?: string;
-  setProtocolVersion?: (version: string) => void;
-}
-
-interface Schema {
-  safeParse(value: unknown): {
-    success: boolean;
-    error?: { issues: { path: PropertyKey[]; message: string }[] };
-  };
-}
-
-// The params schema of every request a client may send, by method.
-const REQUESTS: ReadonlyMap<string, Schema> = new Map(
-  (ClientRequestSchema.options as unknown as { shape: { method: { value: string } } }[]).map((
-    schema,
-  ): [string, Schema] => [schema.shape.method.value, schema as unknown as Schema]),
+const Meta = v.optional(
+  v.looseObject({ progressToken: v.optional(v.union([v.string(), v.number()])) }),
 );
+
+/** Params that may be left out, and carry at most `_meta` the server reads. */
+const OptionalParams = v.optional(v.looseObject({ _meta: Meta }));
+
+/** The request, as far as each method's handler reads it. */
+const REQUESTS: ReadonlyMap<string, v.GenericSchema> = new Map<string, v.GenericSchema>([
+  [
+    "initialize",
+    v.looseObject({
+      params: v.looseObject({
+        protocolVersion: v.string(),
+        capabilities: v.looseObject({}),
+        clientInfo: v.looseObject({ name: v.string(), version: v.string() }),
+        _meta: Meta,
+      }),
+    }),
+  ],
+  ["ping", v.looseObject({ params: OptionalParams })],
+  [
+    "tools/list",
+    v.looseObject({
+      params: v.optional(v.looseObject({ cursor: v.optional(v.string()), _meta: Meta })),
+    }),
+  ],
+  [
+    "tools/call",
+    v.looseObject({
+      params: v.looseObject({ name: v.string(), arguments: v.unknown(), _meta: Meta }),
+    }),
+  ],
+  [
+    "logging/setLevel",
+    v.looseObject({ params: v.looseObject({ level: v.picklist(LOGGING_LEVELS), _meta: Meta }) }),
+  ],
+]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Field by field, why a request's params do not fit its method, or `undefined`. */
-export function paramsProblem(method: string, request: unknown): string | undefined {
+/**
+ * Field by field, why a request's params do not fit its method, or
+ * `undefined` when they fit (or the method is not one checked here).
+ */
+export function paramsProblem(
+  method: string,
+  request: Readonly<Record<string, unknown>>,
+): string | undefined {
+  if (request.params !== undefined && !isObject(request.params)) {
+    return "params: MCP params are a JSON object";
+  }
   const schema = REQUESTS.get(method);
   if (schema === undefined) return undefined;
-  const parsed = schema.safeParse(request);
+  const parsed = v.safeParse(schema, request);
   if (parsed.success) return undefined;
-  return (parsed.error?.issues ?? [])
-    .map((issue) => `${issue.path.map(String).join(".") || "(request)"}: ${issue.message}`)
+  return parsed.issues
+    .map((issue) => `${v.getDotPath(issue) ?? "(request)"}: ${issue.message}`)
     .join("\n");
-}
-
-/**
- * Wraps a transport so that requests with params that do not fit their
- * method are answered with -32602 before the server sees them, and a
- * `tools/call` with non-object `arguments` is answered by `badArguments`.
- * Everything else passes through unchanged, in order.
- */
-export function checkingParams(transport: Transport, badArguments: BadArgumentsCall): Transport {
-  const inner = transport as unknown as Wire;
-  let deliver: Wire["onmessage"];
-  const screen = (message: Message, extra?: unknown): void => {
-    const request = message as { id?: string | number; method?: unknown; params?: unknown };
-    if (typeof request.method !== "string" || request.id === undefined) {
-      return deliver?.(message, extra);
-    }
-    const id = request.id;
-    const params = request.params;
-    const reply = (answer: Promise<Message>): void =>
-      void answer
-        .then((m: Message) => inner.send(m, { relatedRequestId: id }))
-        .catch((error: Error) => inner.onerror?.(error));
-    if (
-      request.method === "tools/call" && isObject(params) && typeof params.name === "string" &&
-      "arguments" in params && !isObject(params.arguments)
-    ) {
-      const name = params.name;
-      return reply(
-        badArguments(name, params.arguments, id).then((result): Message => ({
-          jsonrpc: "2.0" as const,
-          id,
-          result,
-        })),
-      );
-    }
-    const problem = params !== undefined && !isObject(params)
-      ? "params: MCP params are a JSON object"
-      : paramsProblem(request.method, message);
-    if (problem === undefined) return deliver?.(message, extra);
-    reply(Promise.resolve(
-      errorReply(
-        id,
-        JSONRPC_ERROR.invalidParams,
-        `Invalid params for ${request.method}:\n${problem}`,
-      ) as unknown as Message,
-    ));
-  };
-  const outer: Wire = {
-    start: () => inner.start(),
-    send: (message: Message, options?: { relatedRequestId?: string | number }) =>
-      inner.send(message, options),
-    close: () => inner.close(),
-    get sessionId() {
-      return inner.sessionId;
-    },
-    setProtocolVersion: (version: string) => inner.setProtocolVersion?.(version),
-    get onclose() {
-      return inner.onclose;
-    },
-    set onclose(handler: Wire["onclose"]) {
-      inner.onclose = handler;
-    },
-    get onerror() {
-      return inner.onerror;
-    },
-    set onerror(handler: Wire["onerror"]) {
-      inner.onerror = handler;
-    },
-    get onmessage() {
-      return deliver;
-    },
-    set onmessage(handler: Wire["onmessage"]) {
-      deliver = handler;
-      inner.onmessage = handler === undefined ? undefined : screen;
-    },
-  };
-  return outer as unknown as Transport;
 }

@@ -1,31 +1,19 @@
 /**
  * The MCP server: a finalized toolset served over the Model Context Protocol
- * with the official SDK. `tools/list` comes from the toolset's definitions;
- * `tools/call` goes through the toolset's one approval flow (`call`), with
- * MCP elicitation as the approver.
+ * by the package's own protocol engine ({@link McpServer}). `tools/list`
+ * comes from the toolset's definitions; `tools/call` goes through the
+ * toolset's one approval flow (`call`), with MCP elicitation as the approver.
  *
  * @module
  */
 import process from "node:process";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  RootsListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import * as v from "valibot";
 import { ClientRoots } from "./roots.ts";
-import type {
-  CallToolRequest,
-  ServerNotification,
-  ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
-import { checkingParams } from "./requests.ts";
+import { McpServer } from "./protocol.ts";
 import { StdioTransport } from "./stdio_transport.ts";
 import { boundArtifacts } from "./artifacts_meta.ts";
 
@@ -38,7 +26,14 @@ import { boundArtifacts } from "./artifacts_meta.ts";
  */
 export const ARTIFACTS_META_KEY = "openwork/artifacts";
 
-type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+const Roots = v.object({
+  roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
+});
+
+const Elicited = v.looseObject({
+  action: v.picklist(["accept", "decline", "cancel"]),
+  content: v.optional(v.record(v.string(), v.unknown())),
+});
 
 /** What an MCP `tools/call` answers. */
 interface CallToolAnswer {
@@ -112,33 +107,40 @@ function answer(
   };
 }
 
+/** The MCP server {@link createMcpServer} makes: an {@link McpServer} that also names its toolsets. */
+export type ToolsetServer = McpServer & {
+  /** Every toolset the server has made or was given (their processes end with the server). */
+  toolsets(): FinalizedToolset[];
+};
+
 /**
  * Makes an MCP server for a toolset. Where the reference policy says ask,
  * the server asks the person through MCP elicitation when the client
  * supports it; otherwise the call is refused with a text the model can read.
+ * It serves over any {@link McpTransport}: {@link StdioTransport}, a
+ * Streamable HTTP session of {@link serveHttp}, or a transport of the MCP SDK.
  *
  * @example
  * ```ts
  * import { createSession, finalizeToolset } from "@openwork/tools";
- * import { createMcpServer } from "@openwork/tools/mcp";
- * import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+ * import { createMcpServer, StdioTransport } from "@openwork/tools/mcp";
  * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
- * await createMcpServer(toolset).connect(new StdioServerTransport());
+ * await createMcpServer(toolset).connect(new StdioTransport());
  * ```
  */
 export function createMcpServer(
   toolset: FinalizedToolset,
   options: McpServerOptions = {},
-): Server & { toolsets(): FinalizedToolset[] } {
-  const server = new Server(
-    { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
-    { capabilities: { tools: {}, logging: {} } },
-  );
+): ToolsetServer {
+  const server = new McpServer({
+    info: { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
+    capabilities: { tools: {}, logging: {} },
+  });
   const make = options.toolsetForRoot;
   const roots = new ClientRoots(
     {
       declared: () => make !== undefined && server.getClientCapabilities()?.roots !== undefined,
-      list: () => server.listRoots(),
+      list: async () => v.parse(Roots, await server.request("roots/list", undefined)),
     },
     toolset,
     make ?? (() => Promise.resolve(toolset)),
@@ -150,12 +152,9 @@ export function createMcpServer(
     },
   );
   server.oninitialized = () => roots.refresh();
-  server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
-    roots.refresh();
-    return Promise.resolve();
-  });
+  server.setNotificationHandler("notifications/roots/list_changed", () => roots.refresh());
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  server.setRequestHandler("tools/list", () => ({
     tools: toolset.definitions.map((d) => ({
       name: d.name,
       title: d.title,
@@ -173,86 +172,80 @@ export function createMcpServer(
 
   /**
    * Decides a call the policy asks about, by the approval mode; a refusal
-   * says why, in words for the model.
+   * says why, in words for the model. The question goes with the request
+   * `related` (over HTTP, on that request's stream).
    */
-  async function approve({ prepared, verdict, signal }: ApprovalRequest): Promise<ApprovalAnswer> {
-    const what = describeEffects(prepared.name, prepared.effects);
-    const refused = (how: string) => ({
-      approved: false,
-      reason: `${what} needs the person's approval (${verdict.source}); ${how}. ` +
-        "Prefer read-only commands, or ask the person to allow it.",
-    });
-    if (approval === "client") return true;
-    if (approval === "policy") {
-      return refused(
-        "the server runs with --approval policy, which runs only what the policy allows, so it " +
-          "was not run",
-      );
-    }
-    if (server.getClientCapabilities()?.elicitation === undefined) {
-      return refused(
-        "this MCP client cannot ask the person (no elicitation support), so it was not run; a " +
-          "client that confirms each tool call itself can start the server with --approval client",
-      );
-    }
-    try {
-      const reply = await server.elicitInput({
-        mode: "form",
-        message: `Allow ${what}? (${verdict.source})`,
-        requestedSchema: {
-          type: "object",
-          properties: {
-            approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
-          },
-          required: ["approve"],
-        },
-      }, { signal });
-      if (reply.action === "accept" && reply.content?.approve === true) return true;
-    } catch {
-      // A failed question is a refusal.
-    }
-    return refused("the person declined it");
-  }
-
-  server.setRequestHandler(
-    CallToolRequestSchema,
-    async (request: CallToolRequest, extra: CallExtra) => {
-      const token = request.params._meta?.progressToken;
-      let sent = 0;
-      const progress = token === undefined
-        ? undefined
-        : (event: ToolProgress) =>
-          extra.sendNotification({
-            method: "notifications/progress",
-            params: {
-              progressToken: token,
-              progress: ++sent,
-              message: event.kind === "message" ? event.message : event.chunk,
-            },
-          });
-      const result = await (await roots.current()).call({
-        name: request.params.name,
-        input: request.params.arguments ?? {},
-        callId: `mcp-${String(extra.requestId)}`,
-        signal: extra.signal,
-        approve,
-        ...(progress === undefined ? {} : { progress }),
+  const approver =
+    (related: string | number) =>
+    async ({ prepared, verdict, signal }: ApprovalRequest): Promise<ApprovalAnswer> => {
+      const what = describeEffects(prepared.name, prepared.effects);
+      const refused = (how: string) => ({
+        approved: false,
+        reason: `${what} needs the person's approval (${verdict.source}); ${how}. ` +
+          "Prefer read-only commands, or ask the person to allow it.",
       });
-      return answer(result, structured, options);
-    },
-  );
+      if (approval === "client") return true;
+      if (approval === "policy") {
+        return refused(
+          "the server runs with --approval policy, which runs only what the policy allows, so it " +
+            "was not run",
+        );
+      }
+      if (server.getClientCapabilities()?.elicitation === undefined) {
+        return refused(
+          "this MCP client cannot ask the person (no elicitation support), so it was not run; a " +
+            "client that confirms each tool call itself can start the server with --approval client",
+        );
+      }
+      try {
+        const reply = v.parse(
+          Elicited,
+          await server.request("elicitation/create", {
+            mode: "form",
+            message: `Allow ${what}? (${verdict.source})`,
+            requestedSchema: {
+              type: "object",
+              properties: {
+                approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
+              },
+              required: ["approve"],
+            },
+          }, { signal, relatedRequestId: related }),
+        );
+        if (reply.action === "accept" && reply.content?.approve === true) return true;
+      } catch {
+        // A failed question is a refusal.
+      }
+      return refused("the person declined it");
+    };
 
-  // Params are checked before the SDK's layer, which answers misfits with -32603 and a dump.
-  const connect = server.connect.bind(server);
-  server.connect = (transport: Transport): Promise<void> =>
-    connect(
-      checkingParams(transport, async (name: string, input: unknown, id: string | number) =>
-        answer(
-          await (await roots.current()).call({ name, input, callId: `mcp-${String(id)}`, approve }),
-          structured,
-          options,
-        )),
-    );
+  server.setRequestHandler("tools/call", async (params, context) => {
+    const meta = params._meta as { progressToken?: string | number } | undefined;
+    const token = meta?.progressToken;
+    let sent = 0;
+    // The sink resolves once the transport has taken the event: a slow client makes the
+    // tool's relay hold events back (and past its budget drop them) instead of piling them up.
+    const progress = token === undefined
+      ? undefined
+      : (event: ToolProgress) =>
+        context.notify("notifications/progress", {
+          progressToken: token,
+          progress: ++sent,
+          message: event.kind === "message" ? event.message : event.chunk,
+        });
+    const signal = context.signal;
+    const result = await (await roots.current()).call({
+      name: params.name as string,
+      // Arguments that are not an object are the toolset's to refuse, as a tool result.
+      input: "arguments" in params ? params.arguments : {},
+      callId: `mcp-${String(context.requestId)}`,
+      signal,
+      approve: approver(context.requestId),
+      ...(progress === undefined ? {} : { progress }),
+    });
+    return answer(result, structured, options);
+  });
+
   return Object.assign(server, { toolsets: () => roots.all() });
 }
 

@@ -6,8 +6,8 @@
  * read buffer grows until it throws at 10 MiB and then closes the transport
  * (the process exits 0 without a word), and a line that does not parse or
  * does not fit its message schema goes to `onerror` only, so the client
- * waits forever for a reply. It implements the SDK's `Transport` interface
- * (start, send, close, onmessage, onerror, onclose).
+ * waits forever for a reply. It implements `McpTransport` (start, send,
+ * close, onmessage, onerror, onclose), as the SDK's transports do.
  *
  * @module
  */

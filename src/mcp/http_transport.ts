@@ -1,0 +1,306 @@
+/**
+ * One MCP session over Streamable HTTP (MCP 2025-06-18, "Transports"), on
+ * `node:http` requests that {@link serveHttp} has already admitted (token,
+ * Host, Origin, body size). A POST carries one JSON-RPC message: a
+ * notification or response gets 202; a request gets its answer as an SSE
+ * stream (which also carries the request's progress) when the client
+ * accepts `text/event-stream`, else as one JSON body. A GET opens the
+ * session's stream (one at a time) for messages that belong to no request,
+ * and for the server's questions (elicitation) while it is open; without it
+ * a question goes on the stream of the request it is about. DELETE ends the
+ * session.
+ *
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type JsonRpcMessage, parseLine } from "./jsonrpc.ts";
+import {
+  type McpTransport,
+  type RequestId,
+  type SendOptions,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "./protocol.ts";
+
+/** The header that names the session. */
+const SESSION_HEADER = "mcp-session-id";
+
+/** The exchange of a POST that carries a request, open until its answer. */
+interface Exchange {
+  readonly response: ServerResponse;
+  /** Whether the answer (and what comes before it) is an SSE stream, not one JSON body. */
+  readonly sse: boolean;
+}
+
+/** Sends a JSON-RPC error outside any request (id null), with an HTTP status. */
+export function sendHttpError(
+  response: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, { "content-type": "application/json", ...headers });
+  response.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+function accepts(request: IncomingMessage, type: string): boolean {
+  const accept = request.headers.accept ?? "";
+  return accept.split(",").some((part) => {
+    const media = part.split(";")[0].trim().toLowerCase();
+    return media === type || media === "*/*" || media === `${type.split("/")[0]}/*`;
+  });
+}
+
+function event(message: JsonRpcMessage): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/** Writes an event; resolves once the stream has taken it (or has closed). */
+function write(stream: ServerResponse, message: JsonRpcMessage): Promise<void> {
+  if (stream.write(event(message))) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+  });
+}
+
+/** Whether a parsed body is an `initialize` request. */
+export function isInitializeRequest(body: unknown): boolean {
+  const message = body as { method?: unknown; id?: unknown } | null;
+  return typeof message === "object" && message !== null && !Array.isArray(message) &&
+    message.method === "initialize" && message.id !== undefined;
+}
+
+/**
+ * The transport of one Streamable HTTP session: the server sends through
+ * it, {@link HttpSessionTransport.handle} feeds it the session's HTTP
+ * requests.
+ */
+export class HttpSessionTransport implements McpTransport {
+  /** Receives each message a POST carries. */
+  onmessage?: (message: JsonRpcMessage, extra?: unknown) => void;
+  /** Hears refused input and failed writes. */
+  onerror?: (error: Error) => void;
+  /** Hears that the session closed. */
+  onclose?: () => void;
+  /** The session id, sent as `Mcp-Session-Id`. */
+  readonly sessionId: string;
+
+  /** The open exchange of each request not yet answered. */
+  readonly #byRequest = new Map<RequestId, Exchange>();
+  #stream?: ServerResponse;
+  #initialized = false;
+  #closed = false;
+
+  /** A session named `sessionId`. */
+  constructor(sessionId: string) {
+    this.sessionId = sessionId;
+  }
+
+  /** Whether the session's `initialize` request has arrived. */
+  get initialized(): boolean {
+    return this.#initialized;
+  }
+
+  /** Nothing to start: messages arrive through `handle`. */
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /**
+   * Sends a message on the stream it belongs to: an answer, or a message
+   * about a request, on that request's exchange; anything else on the GET
+   * stream, or nowhere when none is open (the spec lets the server drop it).
+   */
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if ("result" in message || "error" in message) {
+      const id = message.id as RequestId;
+      const exchange = this.#byRequest.get(id);
+      // Its client went away: the answer has nowhere to go.
+      if (exchange === undefined) return Promise.resolve();
+      this.#byRequest.delete(id);
+      if (exchange.sse) exchange.response.end(event(message));
+      else {
+        exchange.response.writeHead(200, {
+          "content-type": "application/json",
+          [SESSION_HEADER]: this.sessionId,
+        });
+        exchange.response.end(JSON.stringify(message));
+      }
+      return Promise.resolve();
+    }
+    // A question to the client goes where the client listens for them, its GET stream, when
+    // it has one open; anything else about a request goes on that request's stream.
+    const isQuestion = "id" in message;
+    const related = options?.relatedRequestId === undefined
+      ? undefined
+      : this.#byRequest.get(options.relatedRequestId);
+    const stream = isQuestion && this.#stream !== undefined
+      ? this.#stream
+      : related?.sse === true
+      ? related.response
+      : this.#stream;
+    return stream === undefined ? Promise.resolve() : write(stream, message);
+  }
+
+  /** Ends every open stream of the session; `onclose` follows once. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    for (const exchange of this.#byRequest.values()) {
+      if (!exchange.response.headersSent) {
+        sendHttpError(exchange.response, 404, -32001, "Session ended");
+      } else exchange.response.end();
+    }
+    this.#byRequest.clear();
+    this.#stream?.end();
+    this.#stream = undefined;
+    this.onclose?.();
+    return Promise.resolve();
+  }
+
+  /** Serves one HTTP request of the session; a POST's `body` is already parsed. */
+  handle(request: IncomingMessage, response: ServerResponse, body: unknown): void {
+    if (this.#closed) return sendHttpError(response, 404, -32001, "Session not found");
+    switch (request.method) {
+      case "POST":
+        return this.#post(request, response, body);
+      case "GET":
+        return this.#get(request, response);
+      case "DELETE":
+        if (!this.#versionFits(request, response)) return;
+        void this.close();
+        response.writeHead(200).end();
+        return;
+      default:
+        return sendHttpError(response, 405, -32000, "Method not allowed", {
+          allow: "GET, POST, DELETE",
+        });
+    }
+  }
+
+  /** Checks `MCP-Protocol-Version` (absent means 2025-03-26, as the spec says); answers 400 if unknown. */
+  #versionFits(request: IncomingMessage, response: ServerResponse): boolean {
+    const header = request.headers["mcp-protocol-version"];
+    const version = Array.isArray(header) ? header[0] : header;
+    if (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return true;
+    sendHttpError(
+      response,
+      400,
+      -32000,
+      `Bad Request: unsupported protocol version ${JSON.stringify(version)} ` +
+        `(supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+    );
+    return false;
+  }
+
+  #get(request: IncomingMessage, response: ServerResponse): void {
+    if (!accepts(request, "text/event-stream")) {
+      return sendHttpError(response, 406, -32000, "Not Acceptable: accept text/event-stream");
+    }
+    if (!this.#versionFits(request, response)) return;
+    if (this.#stream !== undefined) {
+      return sendHttpError(response, 409, -32000, "Conflict: the session has a stream open");
+    }
+    this.#stream = response;
+    response.once("close", () => {
+      if (this.#stream === response) this.#stream = undefined;
+    });
+    response.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      [SESSION_HEADER]: this.sessionId,
+    });
+    response.flushHeaders();
+  }
+
+  #post(request: IncomingMessage, response: ServerResponse, body: unknown): void {
+    const sse = accepts(request, "text/event-stream");
+    if (!sse && !accepts(request, "application/json")) {
+      return sendHttpError(
+        response,
+        406,
+        -32000,
+        "Not Acceptable: accept application/json and text/event-stream",
+      );
+    }
+    const type = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+    if (type !== "application/json") {
+      return sendHttpError(
+        response,
+        415,
+        -32000,
+        "Unsupported Media Type: the body must be application/json",
+      );
+    }
+    // The same envelope checks as a line of stdio (a batch is refused whole).
+    const incoming = parseLine(JSON.stringify(body));
+    if (incoming.kind === "drop") {
+      this.onerror?.(new Error(incoming.reason));
+      return sendHttpError(response, 400, -32600, `Invalid Request: ${incoming.reason}`);
+    }
+    if (incoming.kind === "reply") {
+      this.onerror?.(new Error(`refused input: ${incoming.reply.error.message}`));
+      response.writeHead(400, { "content-type": "application/json" });
+      response.end(JSON.stringify(incoming.reply));
+      return;
+    }
+    const message = incoming.message;
+    const isRequest = typeof message.method === "string" && "id" in message;
+    if (message.method === "initialize" && isRequest) {
+      if (this.#initialized) {
+        return sendHttpError(response, 400, -32600, "Invalid Request: the session is initialized");
+      }
+      this.#initialized = true;
+    } else if (!this.#versionFits(request, response)) return;
+    if (!isRequest) {
+      response.writeHead(202).end();
+      this.onmessage?.(message);
+      const params = message.params as { requestId?: unknown } | undefined;
+      const cancelled = params?.requestId;
+      if (
+        message.method === "notifications/cancelled" &&
+        (typeof cancelled === "string" || typeof cancelled === "number")
+      ) this.#cancelled(cancelled);
+      return;
+    }
+    const id = message.id as RequestId;
+    if (this.#byRequest.has(id)) {
+      return sendHttpError(response, 409, -32600, `Invalid Request: request ${id} is running`);
+    }
+    const exchange: Exchange = { response, sse };
+    this.#byRequest.set(id, exchange);
+    response.once("close", () => {
+      if (this.#byRequest.get(id) === exchange) this.#byRequest.delete(id);
+    });
+    if (sse) {
+      response.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+        [SESSION_HEADER]: this.sessionId,
+      });
+      response.flushHeaders();
+    }
+    this.onmessage?.(message);
+  }
+
+  /**
+   * Forgets a request the client cancelled: its exchange ends without an
+   * answer (the server sends none for a cancelled request).
+   */
+  #cancelled(id: RequestId): void {
+    const exchange = this.#byRequest.get(id);
+    if (exchange === undefined) return;
+    this.#byRequest.delete(id);
+    if (exchange.response.headersSent) exchange.response.end();
+    else exchange.response.writeHead(204).end();
+  }
+}

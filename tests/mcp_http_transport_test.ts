@@ -1,0 +1,342 @@
+/**
+ * The Streamable HTTP transport of the MCP server against raw `fetch`: the
+ * statuses the spec names for what a client sends wrong, JSON or SSE
+ * answers by `Accept`, the GET stream, and a question to the client (an
+ * approval) on the stream of the call it is about; and against the official
+ * client, progress and approval over HTTP.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { type IncomingMessage, request } from "node:http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { createSession, finalizeToolset } from "../mod.ts";
+import { type HttpMcpServer, serveHttp } from "../mcp.ts";
+import { tempDir } from "./helpers.ts";
+
+const VERSION = "2025-06-18";
+
+function initialize(capabilities: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    jsonrpc: "2.0",
+    id: "init",
+    method: "initialize",
+    params: { protocolVersion: VERSION, capabilities, clientInfo: { name: "raw", version: "1" } },
+  };
+}
+
+/** A server on a fresh root, in the policy's default mode (writes are asked about). */
+async function withServer(
+  body: (served: HttpMcpServer, root: string) => Promise<void>,
+): Promise<void> {
+  const dir = await tempDir();
+  const served = await serveHttp(async () =>
+    finalizeToolset({
+      session: await createSession({
+        workingDirectory: dir.path,
+        permissions: { mode: "default" },
+      }),
+    }), { port: 0 });
+  try {
+    await body(served, dir.path);
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+}
+
+function send(
+  served: HttpMcpServer,
+  method: string,
+  body: string | undefined,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(served.url, {
+    method,
+    signal,
+    headers: { authorization: `Bearer ${served.token}`, ...headers },
+    ...(body === undefined ? {} : { body }),
+  });
+}
+
+const BOTH = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+
+/** Starts a session with a raw initialize (answered as JSON) and its initialized notification. */
+async function session(
+  served: HttpMcpServer,
+  capabilities: Record<string, unknown> = {},
+): Promise<Record<string, string>> {
+  const init = await send(served, "POST", JSON.stringify(initialize(capabilities)), {
+    accept: "application/json",
+    "content-type": "application/json",
+  });
+  assert.equal(init.status, 200);
+  const id = init.headers.get("mcp-session-id");
+  assert.ok(id !== null);
+  await init.body?.cancel();
+  const headers = { ...BOTH, "mcp-session-id": id, "mcp-protocol-version": VERSION };
+  const ready = await send(
+    served,
+    "POST",
+    JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    headers,
+  );
+  assert.equal(ready.status, 202);
+  assert.equal(await ready.text(), "");
+  return headers;
+}
+
+/** The SSE events of a response, read as they come. */
+async function* events(response: Response): AsyncGenerator<Record<string, unknown>> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
+      if (data.length > 0) yield JSON.parse(data.join("\n"));
+    }
+  }
+}
+
+/** The next event, or a failure after 20 s (a stream that never speaks must not hang the run). */
+async function next(
+  stream: AsyncGenerator<Record<string, unknown>>,
+): Promise<IteratorResult<Record<string, unknown>>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("no event within 20 s")), 20_000);
+  });
+  try {
+    return await Promise.race([stream.next(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function status(response: Promise<Response>): Promise<[number, string]> {
+  const answered = await response;
+  const body = await answered.text();
+  const message = body === "" ? "" : (JSON.parse(body).error?.message ?? "");
+  return [answered.status, message];
+}
+
+test("MCP over HTTP: Accept, Content-Type, protocol version, method and batches get the statuses the spec names", async () => {
+  await withServer(async (served) => {
+    const init = JSON.stringify(initialize());
+    assert.deepEqual(
+      (await status(send(served, "POST", init, { ...BOTH, accept: "text/html" })))[0],
+      406,
+    );
+    assert.deepEqual(
+      (await status(send(served, "POST", init, { ...BOTH, "content-type": "text/plain" })))[0],
+      415,
+    );
+    // Accepting JSON only, the answer is one JSON body.
+    const json = await send(served, "POST", init, {
+      accept: "application/json",
+      "content-type": "application/json",
+    });
+    assert.equal(json.status, 200);
+    assert.match(json.headers.get("content-type") ?? "", /^application\/json/);
+    const answer = await json.json() as { id: string; result: { protocolVersion: string } };
+    assert.deepEqual([answer.id, answer.result.protocolVersion], ["init", VERSION]);
+    const headers = {
+      ...BOTH,
+      "mcp-session-id": json.headers.get("mcp-session-id")!,
+      "mcp-protocol-version": VERSION,
+    };
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: "p", method: "ping" });
+    const [unknownVersion, versionText] = await status(
+      send(served, "POST", ping, { ...headers, "mcp-protocol-version": "1900-01-01" }),
+    );
+    assert.equal(unknownVersion, 400);
+    assert.match(versionText, /unsupported protocol version "1900-01-01"/);
+    const [again, againText] = await status(send(served, "POST", init, headers));
+    assert.deepEqual([again, againText], [400, "Invalid Request: the session is initialized"]);
+    const [batch, batchText] = await status(send(served, "POST", `[${ping}]`, headers));
+    assert.equal(batch, 400);
+    assert.match(batchText, /batches/);
+    const put = await send(served, "PUT", ping, headers);
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get("allow"), "GET, POST, DELETE");
+    await put.body?.cancel();
+    // Accepting SSE, a request's answer is an event stream.
+    const sse = await send(served, "POST", ping, headers);
+    assert.equal(sse.status, 200);
+    assert.equal(sse.headers.get("content-type"), "text/event-stream");
+    const received = [];
+    for await (const message of events(sse)) received.push(message);
+    assert.deepEqual(received, [{ jsonrpc: "2.0", id: "p", result: {} }]);
+    // The GET stream: text/event-stream only, one at a time.
+    const { "content-type": _type, ...getHeaders } = headers;
+    assert.equal(
+      (await status(send(served, "GET", undefined, { ...getHeaders, accept: "application/json" })))[
+        0
+      ],
+      406,
+    );
+    const listening = new AbortController();
+    const stream = await send(served, "GET", undefined, getHeaders, listening.signal);
+    assert.equal(stream.status, 200);
+    assert.equal(stream.headers.get("content-type"), "text/event-stream");
+    assert.equal((await status(send(served, "GET", undefined, getHeaders)))[0], 409);
+    listening.abort();
+    await stream.body?.cancel().catch(() => {});
+  });
+});
+
+test("MCP over HTTP: without a GET stream, the approval of a call is asked on the call's stream and the call runs once it is answered", async () => {
+  await withServer(async (served, root) => {
+    const headers = await session(served, { elicitation: {} });
+    const call = await send(
+      served,
+      "POST",
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: "write-1",
+        method: "tools/call",
+        params: { name: "write", arguments: { path: "asked.txt", content: "yes\n" } },
+      }),
+      headers,
+    );
+    assert.equal(call.status, 200);
+    const stream = events(call);
+    const question = (await next(stream)).value as { id: number; method: string };
+    assert.equal(question.method, "elicitation/create");
+    assert.equal(await readFile(`${root}/asked.txt`, "utf8").catch(() => null), null);
+    const answered = await send(
+      served,
+      "POST",
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: question.id,
+        result: { action: "accept", content: { approve: true } },
+      }),
+      headers,
+    );
+    assert.equal(answered.status, 202);
+    await answered.body?.cancel();
+    const result = (await next(stream)).value as { id: string; result: { isError: boolean } };
+    assert.deepEqual([result.id, result.result.isError], ["write-1", false]);
+    assert.equal((await next(stream)).done, true, "the stream ends with the answer");
+    assert.equal(await readFile(`${root}/asked.txt`, "utf8"), "yes\n");
+  });
+});
+
+test("MCP over HTTP: the official client gets progress, and answers the approval of a write", async () => {
+  await withServer(async (served, root) => {
+    const transport = new StreamableHTTPClientTransport(new URL(served.url), {
+      requestInit: { headers: { Authorization: `Bearer ${served.token}` } },
+    });
+    const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
+      capabilities: { elicitation: {} },
+    });
+    const questions: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request: { params: { message: string } }) => {
+      questions.push(request.params.message);
+      return Promise.resolve({ action: "accept" as const, content: { approve: true } });
+    });
+    await client.connect(transport);
+    try {
+      const written = await client.callTool({
+        name: "write",
+        arguments: { path: "by-client.txt", content: "approved\n" },
+      });
+      assert.equal(written.isError, false, JSON.stringify(written));
+      assert.equal(questions.length, 1);
+      assert.match(questions[0], /^Allow write/);
+      assert.equal(await readFile(`${root}/by-client.txt`, "utf8"), "approved\n");
+      const progress: string[] = [];
+      const ran = await client.callTool(
+        { name: "bash", arguments: { command: "echo tick 1; sleep 0.05; echo tick 2" } },
+        undefined,
+        { onprogress: (p: { message?: string }) => progress.push(String(p.message ?? "")) },
+      );
+      assert.equal(ran.isError, false, JSON.stringify(ran));
+      assert.ok(progress.join("").includes("tick 1"), JSON.stringify(progress));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400, and the server keeps serving", async () => {
+  await withServer(async (served) => {
+    const headers = await session(served);
+    const big = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "big",
+      method: "ping",
+      params: { padding: "a".repeat(5 * 1024 * 1024) },
+    });
+    const [tooLarge, largeText] = await status(send(served, "POST", big, headers));
+    assert.deepEqual([tooLarge, largeText], [413, "Payload too large"]);
+    const [garbage, garbageText] = await status(send(served, "POST", "{not json", headers));
+    assert.equal(garbage, 400);
+    assert.match(garbageText, /not JSON/);
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
+    const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
+    assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });
+  });
+});
+
+test("MCP over HTTP: a client that reads its stream slowly gets progress dropped, not piled up, and still gets the answer", async () => {
+  const dir = await tempDir();
+  const served = await serveHttp(
+    async () => finalizeToolset({ session: await createSession({ workingDirectory: dir.path }) }),
+    {
+      port: 0,
+      approval: "client",
+    },
+  );
+  try {
+    const headers = await session(served);
+    const produced = 32 * 1024 * 1024;
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "noisy",
+      method: "tools/call",
+      params: {
+        name: "bash",
+        arguments: { command: `head -c ${produced} /dev/zero | tr '\\0' a; : > done` },
+        _meta: { progressToken: "p" },
+      },
+    });
+    // node:http, paused: nothing is read from the socket until the command has finished.
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const sent = request(served.url, {
+        method: "POST",
+        headers: { ...headers, authorization: `Bearer ${served.token}` },
+      }, resolve);
+      sent.on("error", reject);
+      sent.end(body);
+    });
+    response.pause();
+    for (let i = 0; i < 1000; i++) {
+      if (await readFile(`${dir.path}/done`).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    response.setEncoding("utf8");
+    let text = "";
+    for await (const chunk of response) text += chunk;
+    const messages = text.split("\n").filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { message: string } });
+    const relayed = messages.filter((m) => m.method === "notifications/progress")
+      .reduce((sum, m) => sum + m.params!.message.length, 0);
+    assert.ok(relayed < produced / 2, `${relayed} of ${produced} bytes relayed as progress`);
+    const last = messages.at(-1) as { id?: string; result?: { isError: boolean } };
+    assert.deepEqual([last.id, last.result?.isError], ["noisy", false]);
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});
