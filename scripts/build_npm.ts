@@ -220,6 +220,21 @@ const DENO_ONLY = [
 /** What `#default-backends` is in the npm package (deno.json maps it to the Deno defaults). */
 const imports = { "#default-backends": "./src/backends/defaults/node.js" };
 
+// Framework adapters (entry points from deno.json's exports): the frameworks are optional peers.
+/** `name` → its version range, from the `npm:` import of `name` or of `name/`. */
+function importedRange(name: string): string {
+  const specifier = config.imports[name] ?? config.imports[`${name}/`];
+  const match = /^npm:\/?(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)\/?$/.exec(specifier ?? "");
+  if (match === null || match[1] !== name) throw new Error(`deno.json imports no npm:${name}`);
+  return match[2];
+}
+/** The frameworks the adapters plug into: optional peer dependencies, never dependencies. */
+const PEERS = Object.fromEntries(["ai", "@openai/agents"].map((n) => [n, importedRange(n)]));
+/** What only the LangChain recipe's test imports. */
+const RECIPE_TEST_ONLY = Object.fromEntries(
+  ["@langchain/core"].map((n) => [n, importedRange(n)]),
+);
+
 // 1. Stage.
 await Deno.remove(out, { recursive: true }).catch(() => {});
 await Deno.mkdir(out, { recursive: true });
@@ -238,7 +253,13 @@ for (const file of sources) {
 /** The model SDKs the consumer project type-checks the converters against. */
 const MODEL_SDKS = ["openai", "@anthropic-ai/sdk", "@google/genai"];
 /** Imports that only the build and the scripts use: not dependencies of the package. */
-const BUILD_ONLY = new Set(["typescript", "wabt", ...MODEL_SDKS]);
+const BUILD_ONLY = new Set([
+  "typescript",
+  "wabt",
+  ...MODEL_SDKS,
+  ...Object.keys(PEERS),
+  ...Object.keys(RECIPE_TEST_ONLY),
+]);
 /** Imports that only the tests use (the official MCP client is the server's oracle): dev dependencies. */
 const TEST_ONLY = new Set(["@modelcontextprotocol/sdk"]);
 const dependencies: Record<string, string> = {};
@@ -261,6 +282,8 @@ const buildPackage = {
     "typescript": "~5.9.3",
     "@types/node": "^20.19.0",
     "@types/picomatch": "^4.0.0",
+    ...PEERS,
+    ...RECIPE_TEST_ONLY,
   },
 };
 await Deno.writeTextFile(join(out, "package.json"), JSON.stringify(buildPackage, null, 2));
@@ -302,11 +325,6 @@ for await (const file of walkFiles(out)) {
 await Deno.remove(join(out, "tsconfig.json"));
 for (const file of ["README.md", "LICENSE"]) await Deno.copyFile(join(repo, file), join(out, file));
 
-/**
- * Optional peer dependencies (a framework an entry point adapts to): none
- * yet; each also goes in `peerDependenciesMeta` as optional.
- */
-const peerDependencies: Record<string, string> = {};
 /** The manifest's `exports`: a file, or its types and code. */
 const packageExports: Record<string, string | { types: string; default: string }> = {
   ...Object.fromEntries(entries.map((e) => [e.key, { types: e.dts, default: e.js }])),
@@ -351,10 +369,10 @@ const publishPackage = {
     "LICENSE",
   ],
   dependencies,
-  ...(Object.keys(peerDependencies).length === 0 ? {} : {
-    peerDependencies,
+  ...(Object.keys(PEERS).length === 0 ? {} : {
+    peerDependencies: PEERS,
     peerDependenciesMeta: Object.fromEntries(
-      Object.keys(peerDependencies).map((name) => [name, { optional: true }]),
+      Object.keys(PEERS).map((name) => [name, { optional: true }]),
     ),
   }),
 };

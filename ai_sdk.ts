@@ -1,0 +1,33 @@
+/**
+ * The tools for the Vercel AI SDK (`ai`, an optional peer dependency):
+ * `toAISDKTools(toolset)` gives a `ToolSet` for `generateText`, `streamText`
+ * or an `Agent`. A call the policy asks for pauses as the SDK's
+ * `tool-approval-request`; the SDK's abort signal stops a running command's
+ * whole process group; bash output streams as preliminary results; the model
+ * sees exactly each result's `output`.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { toAISDKTools } from "@openwork/tools/ai-sdk";
+ *
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const tools = toAISDKTools(toolset);
+ * // const { text } = await generateText({ model, tools, prompt: "What does README.md say?" });
+ * console.log(Object.keys(tools));
+ * ```
+ *
+ * @module
+ */
+export { toAISDKTools } from "./src/adapters/ai_sdk.ts";
+export type {
+  AISDKExecutionOptions,
+  AISDKInputSchema,
+  AISDKJsonSchemaOptions,
+  AISDKModelOutput,
+  AISDKTool,
+  AISDKToolOutput,
+  AISDKToolProgress,
+  AISDKToolSet,
+  AISDKToolsOptions,
+} from "./src/adapters/ai_sdk.ts";

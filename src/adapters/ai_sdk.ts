@@ -1,0 +1,225 @@
+/**
+ * A finalized toolset as a Vercel AI SDK `ToolSet`: each tool runs through
+ * the toolset with the SDK's abort signal, asks for approval through the
+ * SDK's approval flow when the policy says ask, streams bash output as
+ * preliminary results and shows the model exactly the result's `output`.
+ *
+ * The returned objects are declared here, structurally, so the public
+ * signatures name no npm type; they are assignable to the SDK's `ToolSet`.
+ *
+ * @module
+ */
+import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
+import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
+import type { ProgressSink, ToolProgress, ToolResult } from "../contract/result.ts";
+import type { StandardSchemaV1Props } from "../contract/schema.ts";
+import { decide } from "../permissions/policy.ts";
+import { approvedBefore } from "./shared.ts";
+
+/** How a JSON Schema converter is asked for a schema, per Standard JSON Schema V1. */
+export interface AISDKJsonSchemaOptions {
+  /** The JSON Schema dialect wanted, e.g. `draft-07`. */
+  readonly target: string;
+  /** Options of the schema's library. */
+  readonly libraryOptions?: Record<string, unknown>;
+}
+
+/**
+ * A tool's input schema as the SDK reads it: a Standard Schema whose
+ * validation accepts everything (the toolset validates, so bad input becomes
+ * a result the model sees) and whose JSON Schema is the tool's, a fresh
+ * mutable copy on every request.
+ */
+export interface AISDKInputSchema {
+  /** The Standard Schema properties, with the JSON Schema converter. */
+  readonly "~standard": StandardSchemaV1Props<unknown, unknown> & {
+    /** Gives the tool's JSON Schema. */
+    readonly jsonSchema: {
+      /** The input's JSON Schema. */
+      readonly input: (options: AISDKJsonSchemaOptions) => Record<string, unknown>;
+      /** The same schema: input and output are one type. */
+      readonly output: (options: AISDKJsonSchemaOptions) => Record<string, unknown>;
+    };
+  };
+}
+
+/** What a running call yields before its result: the command's output so far. */
+export interface AISDKToolProgress {
+  /** Always `"running"`: the final output is a {@link ToolResult}, which has no `status`. */
+  readonly status: "running";
+  /** The tail of stdout and stderr so far, as they arrived (at most 32 KiB). */
+  readonly output: string;
+}
+
+/** What a tool yields: progress snapshots (preliminary results), then the {@link ToolResult}. */
+export type AISDKToolOutput = AISDKToolProgress | ToolResult;
+
+/** What the model is shown of a result: the result's `output`, as an error when the call failed. */
+export interface AISDKModelOutput {
+  /** `text` for a successful call, `error-text` for a failed one. */
+  readonly type: "text" | "error-text";
+  /** The result's `output`, verbatim. */
+  readonly value: string;
+}
+
+/** The per-call options the SDK passes to `execute`. */
+export interface AISDKExecutionOptions {
+  /** The SDK's id of the tool call; it becomes the result's `callId`. */
+  readonly toolCallId: string;
+  /** Aborts the call; a running command's whole process group is stopped. */
+  readonly abortSignal?: AbortSignal;
+}
+
+/** One tool in the shape of the AI SDK's `Tool` (assignable to it). */
+export interface AISDKTool {
+  /** The tool's description, as the toolset defines it. */
+  readonly description: string;
+  /** The tool's input schema. */
+  readonly inputSchema: AISDKInputSchema;
+  /**
+   * Whether a call waits for the SDK's approval flow: true exactly when the
+   * policy's verdict is `ask`. Absent when the host approves through
+   * {@link AISDKToolsOptions.approve}.
+   */
+  readonly needsApproval?: (
+    input: unknown,
+    options: { readonly toolCallId: string },
+  ) => Promise<boolean>;
+  /** Runs the call, yielding progress snapshots and then the result. */
+  readonly execute: (
+    input: unknown,
+    options: AISDKExecutionOptions,
+  ) => AsyncIterable<AISDKToolOutput>;
+  /** What the model sees of the result: its `output` text, once. */
+  readonly toModelOutput: (options: { readonly output: AISDKToolOutput }) => AISDKModelOutput;
+}
+
+/** The tools by name, in the shape of the AI SDK's `ToolSet` (assignable to it). */
+export type AISDKToolSet = Record<string, AISDKTool>;
+
+/** Options of {@link toAISDKTools}. */
+export interface AISDKToolsOptions {
+  /**
+   * Decides `ask` verdicts in-process when the call runs. With it, tools have
+   * no `needsApproval` and never pause the generation; without it, an `ask`
+   * verdict is the SDK's `tool-approval-request`, and an approved call runs
+   * without being asked again.
+   */
+  readonly approve?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  /**
+   * The policy the toolset was finalized with (default: the reference
+   * policy, `decide`). `needsApproval` applies it to know which calls ask.
+   */
+  readonly policy?: Policy;
+  /** Receives every progress event of every call, with the SDK's tool call id. */
+  readonly onProgress?: (event: ToolProgress, toolCallId: string) => void;
+}
+
+/** Most characters of output a progress snapshot keeps (its tail). */
+const PROGRESS_TAIL_CHARS = 32 * 1024;
+
+/**
+ * Runs `start` and yields a snapshot of the output so far whenever new
+ * output arrived since the last one the consumer took (bursts coalesce into
+ * one snapshot), then the call's result.
+ */
+async function* progressStream(
+  start: (progress: ProgressSink) => Promise<ToolResult>,
+): AsyncGenerator<AISDKToolOutput> {
+  let text = "";
+  let fresh = false;
+  let settled: { result: ToolResult } | { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const progress = (event: ToolProgress) => {
+    if (event.kind === "message") return;
+    text = (text + event.chunk).slice(-PROGRESS_TAIL_CHARS);
+    fresh = true;
+    notify();
+  };
+  start(progress).then(
+    (result) => settled = { result },
+    (error) => settled = { error },
+  ).finally(notify);
+  while (settled === undefined) {
+    if (!fresh) await new Promise<void>((resolve) => wake = resolve);
+    if (settled !== undefined) break;
+    if (fresh) {
+      fresh = false;
+      yield { status: "running", output: text };
+    }
+  }
+  if ("error" in settled) throw settled.error;
+  yield settled.result;
+}
+
+/** The SDK-facing schema of a tool: a fresh copy of its JSON Schema, and no validation of its own. */
+function inputSchema(schema: Readonly<Record<string, unknown>>): AISDKInputSchema {
+  const fresh = () => structuredClone(schema) as Record<string, unknown>;
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "openwork-tools",
+      validate: (value) => ({ value }),
+      jsonSchema: { input: fresh, output: fresh },
+    },
+  };
+}
+
+/**
+ * The toolset's tools as an AI SDK `ToolSet`, for `generateText`,
+ * `streamText` or an `Agent`.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { toAISDKTools } from "@openwork/tools/ai-sdk";
+ *
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const tools = toAISDKTools(toolset);
+ * // generateText({ model, tools, prompt: "List the TypeScript files." })
+ * console.log(Object.keys(tools)); // ["read", "write", "edit", "grep", "glob", "list", "bash"]
+ * ```
+ */
+export function toAISDKTools(
+  toolset: FinalizedToolset,
+  options: AISDKToolsOptions = {},
+): AISDKToolSet {
+  const policy = options.policy ?? decide;
+  const { permissions } = toolset.session;
+  const tools: AISDKToolSet = {};
+  for (const definition of toolset.definitions) {
+    const { name } = definition;
+    const needsApproval = async (input: unknown): Promise<boolean> => {
+      const prepared = await toolset.prepare(name, input);
+      return prepared.ok && policy(permissions, prepared.effects).decision === "ask";
+    };
+    tools[name] = {
+      description: definition.description,
+      inputSchema: inputSchema(definition.inputSchema),
+      ...(options.approve === undefined ? { needsApproval } : {}),
+      execute: (input, { toolCallId, abortSignal }) =>
+        progressStream((progress) =>
+          toolset.call({
+            name,
+            input,
+            callId: toolCallId,
+            ...(abortSignal === undefined ? {} : { signal: abortSignal }),
+            progress: (event) => {
+              options.onProgress?.(event, toolCallId);
+              progress(event);
+            },
+            approve: options.approve ?? approvedBefore(policy, permissions),
+          })
+        ),
+      toModelOutput: ({ output }) => ({
+        type: "ok" in output && !output.ok ? "error-text" : "text",
+        value: output.output,
+      }),
+    };
+  }
+  return tools;
+}

@@ -1,0 +1,139 @@
+/**
+ * A finalized toolset as function tools of the OpenAI Agents SDK
+ * (`@openai/agents`): strict schemas, calls run through the toolset with the
+ * run's abort signal, and a call the policy asks for is an interruption the
+ * host resolves with `state.approve()` or `state.reject()`.
+ *
+ * The returned objects are declared here, structurally, so the public
+ * signatures name no npm type; they are assignable to the SDK's `Tool`.
+ *
+ * @module
+ */
+import { tool } from "@openai/agents";
+import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
+import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
+import type { ToolProgress, ToolResult } from "../contract/result.ts";
+import { toStrictJsonSchema } from "../contract/strict_schema.ts";
+import { decide } from "../permissions/policy.ts";
+import { approvedBefore } from "./shared.ts";
+
+/** A tool's parameters in strict mode: every field required, optional ones nullable. */
+export interface OpenAIAgentsParameters {
+  /** Always `"object"`. */
+  type: "object";
+  /** The input fields' schemas. */
+  properties: Record<string, Record<string, unknown>>;
+  /** Every field. */
+  required: string[];
+  /** Always `false`. */
+  additionalProperties: false;
+}
+
+/** One function tool in the shape of the Agents SDK's `FunctionTool` (assignable to it). */
+export interface OpenAIAgentsTool {
+  /** Always `"function"`. */
+  readonly type: "function";
+  /** The tool's name, as the toolset defines it. */
+  readonly name: string;
+  /** The tool's description. */
+  readonly description: string;
+  /** The strict JSON Schema of its input. */
+  readonly parameters: OpenAIAgentsParameters;
+  /** Always `true`: the model's arguments follow the schema exactly. */
+  readonly strict: true;
+  /** Runs a call from its JSON arguments; resolves to the text the model sees. */
+  readonly invoke: (runContext: unknown, input: string, details?: unknown) => Promise<unknown>;
+  /** True exactly when the policy's verdict on the call is `ask`. */
+  readonly needsApproval: (
+    runContext: unknown,
+    input: unknown,
+    callId?: string,
+  ) => Promise<boolean>;
+  /** Whether the tool is offered in this run (always). */
+  readonly isEnabled: (runContext: unknown, agent: unknown) => Promise<boolean>;
+}
+
+/** Options of {@link toOpenAIAgentsTools}. */
+export interface OpenAIAgentsToolsOptions {
+  /**
+   * Decides `ask` verdicts in-process when the call runs. With it, calls are
+   * never interruptions; without it, an `ask` verdict interrupts the run, and
+   * a call the host approved (`state.approve()`) runs without being asked again.
+   */
+  readonly approve?: (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+  /**
+   * The policy the toolset was finalized with (default: the reference
+   * policy, `decide`). `needsApproval` applies it to know which calls ask.
+   */
+  readonly policy?: Policy;
+  /** Receives every progress event of every call, with the call's id. */
+  readonly onProgress?: (event: ToolProgress, callId: string) => void;
+  /** Receives every call's full result (its `data` and `artifacts` among it). */
+  readonly onResult?: (result: ToolResult) => void;
+}
+
+/** The call id the SDK gives in a tool call's details, or a fresh one. */
+function callIdOf(details: unknown): string {
+  const call = (details as { toolCall?: { callId?: unknown } } | undefined)?.toolCall;
+  return typeof call?.callId === "string" ? call.callId : crypto.randomUUID();
+}
+
+/** The run's abort signal from a tool call's details, when it has one. */
+function signalOf(details: unknown): AbortSignal | undefined {
+  const signal = (details as { signal?: unknown } | undefined)?.signal;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/**
+ * The toolset's tools as function tools for an Agents SDK `Agent`.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { toOpenAIAgentsTools } from "@openwork/tools/openai-agents";
+ *
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const tools = toOpenAIAgentsTools(toolset);
+ * // const agent = new Agent({ name: "coder", instructions: "…", tools });
+ * console.log(tools.map((t) => t.name)); // ["read", "write", "edit", "grep", "glob", "list", "bash"]
+ * ```
+ */
+export function toOpenAIAgentsTools(
+  toolset: FinalizedToolset,
+  options: OpenAIAgentsToolsOptions = {},
+): OpenAIAgentsTool[] {
+  const policy = options.policy ?? decide;
+  const { permissions } = toolset.session;
+  const approve = options.approve ?? approvedBefore(policy, permissions);
+  return toolset.definitions.map((definition): OpenAIAgentsTool => {
+    const { name } = definition;
+    const parameters = toStrictJsonSchema(definition.inputSchema) as OpenAIAgentsParameters;
+    // The SDK's own type is wider (any schema, any strictness); these tools are strict.
+    return tool({
+      name,
+      description: definition.description,
+      parameters,
+      strict: true,
+      needsApproval: options.approve !== undefined ? false : async (_context, input) => {
+        const prepared = await toolset.prepare(name, input);
+        return prepared.ok && policy(permissions, prepared.effects).decision === "ask";
+      },
+      execute: async (input, _context, details) => {
+        const callId = callIdOf(details);
+        const signal = signalOf(details);
+        const result = await toolset.call({
+          name,
+          input,
+          callId,
+          ...(signal === undefined ? {} : { signal }),
+          ...(options.onProgress === undefined
+            ? {}
+            : { progress: (event: ToolProgress) => options.onProgress!(event, callId) }),
+          approve,
+        });
+        options.onResult?.(result);
+        return result.output;
+      },
+    }) as OpenAIAgentsTool;
+  });
+}

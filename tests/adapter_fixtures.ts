@@ -1,0 +1,68 @@
+/**
+ * What the framework adapter tests share: a disk session in a temporary
+ * directory, and waiting on a command's pid file and on its process's end.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  createSession,
+  type FinalizedToolset,
+  finalizeToolset,
+  type PermissionMode,
+  type ToolSessionContext,
+} from "../mod.ts";
+import { sh, tempDir } from "./helpers.ts";
+
+/** A session on a fresh temporary directory holding `files`, and its toolset. */
+export async function diskToolset(
+  files: Record<string, string> = {},
+  mode: PermissionMode = "default",
+): Promise<{
+  root: string;
+  session: ToolSessionContext;
+  toolset: FinalizedToolset;
+  cleanup(): Promise<void>;
+}> {
+  const dir = await tempDir();
+  for (const [name, text] of Object.entries(files)) await writeFile(join(dir.path, name), text);
+  const session = await createSession({ workingDirectory: dir.path, permissions: { mode } });
+  return { root: dir.path, session, toolset: finalizeToolset({ session }), cleanup: dir.cleanup };
+}
+
+/** Resolves once `check` holds; polls every 20 ms, gives up after `limitMs` with an error. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  limitMs = 20_000,
+): Promise<void> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > limitMs) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The pid a command wrote to `file`, once it is there. */
+export async function pidFrom(file: string): Promise<number> {
+  let pid = NaN;
+  await until(async () => {
+    pid = Number((await readFile(file, "utf8").catch(() => "")).trim());
+    return Number.isInteger(pid) && pid > 0;
+  }, `a pid in ${file}`);
+  return pid;
+}
+
+/**
+ * Whether a process with this pid is running, asked of `ps` (Deno's
+ * `process.kill(pid, 0)` needs a wider permission); a zombie left to an init
+ * that does not reap is not running.
+ */
+export async function alive(pid: number): Promise<boolean> {
+  const stat = (await sh('ps -o stat= -p "$1" || true', String(pid))).trim();
+  return stat !== "" && !stat.startsWith("Z");
+}
+
+/** A bash command that starts `sleep 300` in the background, writes its pid to `pidFile`, and waits. */
+export function sleeperCommand(pidFile: string): string {
+  return `sleep 300 & echo $! > '${pidFile}'; wait`;
+}
