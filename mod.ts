@@ -90,6 +90,7 @@ export {
   toGeminiFunctionDeclarations,
   toOpenAIResponsesTools,
   toOpenAITools,
+  toPassThroughSchema,
 } from "./src/contract/converters.ts";
 export { toStrictJsonSchema } from "./src/contract/strict_schema.ts";
 export type { MutableJsonSchemaObject } from "./src/contract/strict_schema.ts";
@@ -98,10 +99,12 @@ export type { ToolAnnotations, ToolHints } from "./src/contract/annotations.ts";
 export type {
   AnthropicTool,
   GeminiFunctionDeclaration,
+  JsonSchemaRequest,
   OpenAIFunctionDefinition,
   OpenAIResponsesTool,
   OpenAITool,
   OpenAIToolOptions,
+  PassThroughSchema,
 } from "./src/contract/converters.ts";
 
 export { CheckedPath } from "./src/path/checked_path.ts";

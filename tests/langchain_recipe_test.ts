@@ -68,7 +68,12 @@ test("langchain recipe: the README shows the tested code", { skip: !underDeno },
   const here = dirname(fileURLToPath(import.meta.url));
   const fixture = await readFile(join(here, "fixtures/langchain_recipe.ts"), "utf8");
   const readme = await readFile(join(here, "../README.md"), "utf8");
-  const recipe = /\/\/ recipe:start\n([\s\S]*?)\/\/ recipe:end/.exec(fixture)?.[1];
-  assert.ok(recipe);
-  assert.ok(readme.includes(recipe), "README.md quotes tests/fixtures/langchain_recipe.ts");
+  const region = (name: string) =>
+    new RegExp(`// ${name}:start\n([\\s\\S]*?)\\s*// ${name}:end`).exec(fixture)?.[1]
+      .replace(/^ {2}/gm, "");
+  const imports = region("recipe-imports");
+  const body = region("recipe");
+  assert.ok(imports && body);
+  assert.ok(readme.includes(imports), "README.md quotes the recipe's imports");
+  assert.ok(readme.includes(body), "README.md quotes the recipe");
 });

@@ -12,17 +12,13 @@
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 import type { ProgressSink, ToolProgress, ToolResult } from "../contract/result.ts";
-import type { StandardSchemaV1Props } from "../contract/schema.ts";
+import { toPassThroughSchema } from "../contract/converters.ts";
+import type { JsonSchemaRequest, PassThroughSchema } from "../contract/converters.ts";
 import { decide } from "../permissions/policy.ts";
 import { approvedBefore } from "./shared.ts";
 
-/** How a JSON Schema converter is asked for a schema, per Standard JSON Schema V1. */
-export interface AISDKJsonSchemaOptions {
-  /** The JSON Schema dialect wanted, e.g. `draft-07`. */
-  readonly target: string;
-  /** Options of the schema's library. */
-  readonly libraryOptions?: Record<string, unknown>;
-}
+/** How the SDK asks a tool's schema for its JSON Schema. */
+export type AISDKJsonSchemaOptions = JsonSchemaRequest;
 
 /**
  * A tool's input schema as the SDK reads it: a Standard Schema whose
@@ -30,18 +26,7 @@ export interface AISDKJsonSchemaOptions {
  * a result the model sees) and whose JSON Schema is the tool's, a fresh
  * mutable copy on every request.
  */
-export interface AISDKInputSchema {
-  /** The Standard Schema properties, with the JSON Schema converter. */
-  readonly "~standard": StandardSchemaV1Props<unknown, unknown> & {
-    /** Gives the tool's JSON Schema. */
-    readonly jsonSchema: {
-      /** The input's JSON Schema. */
-      readonly input: (options: AISDKJsonSchemaOptions) => Record<string, unknown>;
-      /** The same schema: input and output are one type. */
-      readonly output: (options: AISDKJsonSchemaOptions) => Record<string, unknown>;
-    };
-  };
-}
+export type AISDKInputSchema = PassThroughSchema;
 
 /** What a running call yields before its result: the command's output so far. */
 export interface AISDKToolProgress {
@@ -156,19 +141,6 @@ async function* progressStream(
   yield settled.result;
 }
 
-/** The SDK-facing schema of a tool: a fresh copy of its JSON Schema, and no validation of its own. */
-function inputSchema(schema: Readonly<Record<string, unknown>>): AISDKInputSchema {
-  const fresh = () => structuredClone(schema) as Record<string, unknown>;
-  return {
-    "~standard": {
-      version: 1,
-      vendor: "openwork-tools",
-      validate: (value) => ({ value }),
-      jsonSchema: { input: fresh, output: fresh },
-    },
-  };
-}
-
 /**
  * The toolset's tools as an AI SDK `ToolSet`, for `generateText`,
  * `streamText` or an `Agent`.
@@ -199,7 +171,7 @@ export function toAISDKTools(
     };
     tools[name] = {
       description: definition.description,
-      inputSchema: inputSchema(definition.inputSchema),
+      inputSchema: toPassThroughSchema(definition),
       ...(options.approve === undefined ? { needsApproval } : {}),
       execute: (input, { toolCallId, abortSignal }) =>
         progressStream((progress) =>

@@ -8,6 +8,7 @@
  * @module
  */
 import type { ToolDefinition } from "./toolset.ts";
+import type { StandardSchemaV1Props } from "./schema.ts";
 import { type MutableJsonSchemaObject, toStrictJsonSchema } from "./strict_schema.ts";
 
 /** Options of the OpenAI converters. */
@@ -180,4 +181,56 @@ export function toGeminiFunctionDeclarations(
     description: d.description,
     parametersJsonSchema: schemaOf(d, false),
   }));
+}
+
+/** How a Standard JSON Schema is asked for its JSON Schema. */
+export interface JsonSchemaRequest {
+  /** The JSON Schema dialect wanted, e.g. `draft-07`. */
+  readonly target: string;
+  /** Options of the schema's library. */
+  readonly libraryOptions?: Record<string, unknown>;
+}
+
+/**
+ * A tool's input schema as a Standard JSON Schema (Standard Schema V1 with a
+ * `jsonSchema` converter), for frameworks that read one: its JSON Schema is
+ * the tool's, a fresh mutable copy on every request, and its validation
+ * accepts every value, so the toolset validates and bad input becomes a
+ * result the model sees rather than an exception in the framework.
+ */
+export interface PassThroughSchema {
+  /** The Standard Schema properties, with the JSON Schema converter. */
+  readonly "~standard": StandardSchemaV1Props<unknown, unknown> & {
+    /** Gives the tool's JSON Schema. */
+    readonly jsonSchema: {
+      /** The input's JSON Schema. */
+      readonly input: (request: JsonSchemaRequest) => Record<string, unknown>;
+      /** The same schema: input and output are one type. */
+      readonly output: (request: JsonSchemaRequest) => Record<string, unknown>;
+    };
+  };
+}
+
+/**
+ * A definition's input schema as a {@link PassThroughSchema}: what a
+ * framework that takes Standard Schemas (the AI SDK, LangChain) is given.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset, toPassThroughSchema } from "@openwork/tools";
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const schema = toPassThroughSchema(toolset.definitions[0]);
+ * console.log(schema["~standard"].jsonSchema.input({ target: "draft-07" }).type); // "object"
+ * ```
+ */
+export function toPassThroughSchema(definition: ToolDefinition): PassThroughSchema {
+  const fresh = () => schemaOf(definition, false) as Record<string, unknown>;
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "openwork-tools",
+      validate: (value) => ({ value }),
+      jsonSchema: { input: fresh, output: fresh },
+    },
+  };
 }
