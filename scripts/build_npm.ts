@@ -452,6 +452,8 @@ if (checks) {
       "@types/node@^20.19.0",
       ESBUILD,
       ...MODEL_SDKS.map((name) => `${name}@${npmDependency(config.imports[name])![1]}`),
+      // The frameworks the adapter entry points are checked against, as a host installs them.
+      ...Object.entries(PEERS).map(([name, range]) => `${name}@${range}`),
     ], project);
     for (const file of ["smoke.mjs", "consumer.ts", "bundle.mjs"]) {
       await Deno.copyFile(join(repo, "scripts/consumer", file), join(project, file));

@@ -15,6 +15,10 @@ import {
   toStrictJsonSchema,
 } from "@openwork/tools";
 import { createNodeFileSystem } from "@openwork/tools/node";
+import { toAISDKTools } from "@openwork/tools/ai-sdk";
+import { toOpenAIAgentsTools } from "@openwork/tools/openai-agents";
+import type { ToolSet } from "ai";
+import { Agent } from "@openai/agents";
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionFunctionTool,
@@ -123,4 +127,11 @@ export async function typed(directory: string): Promise<string> {
   return read.ok
     ? `${lines?.length ?? 0} ${data?.path ?? ""}`
     : `${read.error.code} ${raw.ok ? "" : raw.error.message}`;
+}
+
+// The adapter entry points, through the package's exports, give what each framework takes.
+export function frameworks(toolset: FinalizedToolset): unknown[] {
+  const tools: ToolSet = toAISDKTools(toolset);
+  const agent = new Agent({ name: "coder", tools: toOpenAIAgentsTools(toolset) });
+  return [tools, agent];
 }
