@@ -212,13 +212,7 @@ export class HttpSessionTransport implements McpTransport {
     response.once("close", () => {
       if (this.#stream === response) this.#stream = undefined;
     });
-    response.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache, no-transform",
-      connection: "keep-alive",
-      [SESSION_HEADER]: this.sessionId,
-    });
-    response.flushHeaders();
+    this.#openEventStream(response);
   }
 
   #post(request: IncomingMessage, response: ServerResponse, body: unknown): void {
@@ -280,15 +274,7 @@ export class HttpSessionTransport implements McpTransport {
     response.once("close", () => {
       if (this.#byRequest.get(id) === exchange) this.#byRequest.delete(id);
     });
-    if (sse) {
-      response.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-cache, no-transform",
-        connection: "keep-alive",
-        [SESSION_HEADER]: this.sessionId,
-      });
-      response.flushHeaders();
-    }
+    if (sse) this.#openEventStream(response);
     this.onmessage?.(message);
   }
 
@@ -302,5 +288,16 @@ export class HttpSessionTransport implements McpTransport {
     this.#byRequest.delete(id);
     if (exchange.response.headersSent) exchange.response.end();
     else exchange.response.writeHead(204).end();
+  }
+
+  /** Sends the headers of an event stream of this session, at once. */
+  #openEventStream(response: ServerResponse): void {
+    response.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      [SESSION_HEADER]: this.sessionId,
+    });
+    response.flushHeaders();
   }
 }
