@@ -419,6 +419,15 @@ export class McpServer {
         },
       });
     }
+    // A second request under the id of a running one would make the first one uncancellable.
+    if (this.#running.has(id)) {
+      return void reply({
+        error: {
+          code: JSONRPC_ERROR.invalidRequest,
+          message: `Invalid Request: request ${JSON.stringify(id)} is already running`,
+        },
+      });
+    }
     const controller = new AbortController();
     this.#running.set(id, controller);
     const context: RequestContext = {
