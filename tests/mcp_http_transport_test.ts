@@ -289,6 +289,37 @@ test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400, an
   });
 });
 
+test("MCP over HTTP: JSON nested 100,000 deep is answered with the status its envelope earns, and the server keeps serving", async () => {
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  await withServer(async (served) => {
+    const json = { accept: "application/json", "content-type": "application/json" };
+    const init = JSON.stringify(initialize({ experimental: { nested: "N" } })).replace('"N"', deep);
+    const started = await send(served, "POST", init, json);
+    assert.equal(started.status, 200);
+    assert.equal(
+      ((await started.json()).result as Record<string, unknown>).protocolVersion,
+      VERSION,
+    );
+    const headers = await session(served);
+    const answer = await send(
+      served,
+      "POST",
+      `{"jsonrpc":"2.0","id":null,"result":${deep}}`,
+      headers,
+    );
+    assert.equal(answer.status, 202);
+    await answer.body?.cancel();
+    const [version, versionText] = await status(
+      send(served, "POST", `{"jsonrpc":${deep},"id":"v","method":"ping"}`, headers),
+    );
+    assert.equal(version, 400);
+    assert.match(versionText, /"jsonrpc" must be "2\.0"/);
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
+    const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
+    assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });
+  });
+});
+
 test("MCP over HTTP: a client that reads its stream slowly gets progress dropped, not piled up, and still gets the answer", async () => {
   const dir = await tempDir();
   const served = await serveHttp(

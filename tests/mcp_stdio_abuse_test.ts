@@ -246,6 +246,32 @@ test("MCP: a request before initialize gets -32600; ping is answered; after init
   });
 });
 
+test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and the server keeps serving", async () => {
+  // 200 KB a line, far under the cap; deep enough to overflow a recursive JSON.stringify.
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  await withServer(async (server) => {
+    await server.initialize();
+    await server.write(`{"jsonrpc":${deep},"id":"deep-version","method":"ping"}\n`);
+    await server.write(`{"jsonrpc":"2.0","id":${deep},"method":"ping"}\n`);
+    await server.write(`{"jsonrpc":"2.0","id":null,"result":${deep}}\n`);
+    await server.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":${deep}}\n`);
+    await server.write(
+      `{"jsonrpc":"2.0","id":"deep-args","method":"tools/call",` +
+        `"params":{"name":"read","arguments":{"path":${deep}}}}\n`,
+    );
+    const version = await server.reply("deep-version");
+    assert.equal(version.error?.code, -32600);
+    assert.match(version.error!.message, /"jsonrpc" must be "2\.0"/);
+    const args = await server.reply("deep-args");
+    assert.equal(args.result?.isError, true, JSON.stringify(args).slice(0, 300));
+    await server.stillServes("after");
+    const refusals = server.anonymous();
+    assert.equal(refusals.length, 1, "the request whose id cannot be read");
+    assert.equal(refusals[0].error?.code, -32600);
+    assert.match(refusals[0].error!.message, /"id" must be a string or an integer/);
+  });
+});
+
 test("MCP: tools/call with non-object or schema-violating arguments is a tool result with isError; params that do not fit get -32602", async () => {
   await withServer(async (server) => {
     await server.initialize();

@@ -13,7 +13,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type JsonRpcMessage, parseLine } from "./jsonrpc.ts";
+import { checkMessage, type JsonRpcMessage } from "./jsonrpc.ts";
 import {
   type McpTransport,
   type RequestId,
@@ -241,7 +241,7 @@ export class HttpSessionTransport implements McpTransport {
       );
     }
     // The same envelope checks as a line of stdio (a batch is refused whole).
-    const incoming = parseLine(JSON.stringify(body));
+    const incoming = checkMessage(body);
     if (incoming.kind === "drop") {
       this.onerror?.(new Error(incoming.reason));
       return sendHttpError(response, 400, -32600, `Invalid Request: ${incoming.reason}`);

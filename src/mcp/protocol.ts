@@ -10,7 +10,7 @@
  * @module
  */
 import * as v from "valibot";
-import { JSONRPC_ERROR, type JsonRpcMessage } from "./jsonrpc.ts";
+import { JSONRPC_ERROR, type JsonRpcMessage, preview } from "./jsonrpc.ts";
 import { LOGGING_LEVELS, type LoggingLevel, paramsProblem } from "./requests.ts";
 
 /** The newest protocol revision this server speaks; offered when the client's is unknown. */
@@ -397,7 +397,7 @@ export class McpServer {
         );}
       return;
     }
-    this.onerror?.(new Error(`an unknown message: ${JSON.stringify(message).slice(0, 200)}`));
+    this.onerror?.(new Error(`an unknown message: ${preview(message, 200)}`));
   }
 
   #request(transport: McpTransport, id: RequestId, method: string, message: JsonRpcMessage): void {
