@@ -232,6 +232,34 @@ test("MCP over HTTP: without a GET stream, the approval of a call is asked on th
   });
 });
 
+test("MCP over HTTP: a call answered as JSON, with no GET stream to ask on, is refused as unasked rather than waiting for an answer that cannot come", async () => {
+  await withServer(async (served, root) => {
+    const headers = await session(served, { elicitation: {} });
+    const call = await send(
+      served,
+      "POST",
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: "write-json",
+        method: "tools/call",
+        params: { name: "write", arguments: { path: "unasked.txt", content: "no\n" } },
+      }),
+      { ...headers, accept: "application/json" },
+    );
+    assert.equal(call.status, 200);
+    const answer = await call.json() as {
+      id: string;
+      result: { isError: boolean; content: { text: string }[] };
+    };
+    assert.equal(answer.id, "write-json");
+    assert.equal(answer.result.isError, true);
+    assert.match(answer.result.content[0].text, /^\[denied\] /);
+    assert.match(answer.result.content[0].text, /could not be asked.*no stream/);
+    assert.doesNotMatch(answer.result.content[0].text, /declined/);
+    assert.equal(await readFile(`${root}/unasked.txt`, "utf8").catch(() => null), null);
+  });
+});
+
 test("MCP over HTTP: the official client gets progress, and answers the approval of a write", async () => {
   await withServer(async (served, root) => {
     const transport = new StreamableHTTPClientTransport(new URL(served.url), {
