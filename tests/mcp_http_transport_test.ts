@@ -324,10 +324,8 @@ test("MCP over HTTP: JSON nested 100,000 deep is answered with the status its en
     const init = JSON.stringify(initialize({ experimental: { nested: "N" } })).replace('"N"', deep);
     const started = await send(served, "POST", init, json);
     assert.equal(started.status, 200);
-    assert.equal(
-      ((await started.json()).result as Record<string, unknown>).protocolVersion,
-      VERSION,
-    );
+    const reply = await started.json() as { result: { protocolVersion: string } };
+    assert.equal(reply.result.protocolVersion, VERSION);
     const headers = await session(served);
     const answer = await send(
       served,
