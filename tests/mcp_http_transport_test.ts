@@ -232,6 +232,34 @@ test("MCP over HTTP: without a GET stream, the approval of a call is asked on th
   });
 });
 
+test("MCP over HTTP: a call answered as JSON, with no GET stream to ask on, is refused as unasked rather than waiting for an answer that cannot come", async () => {
+  await withServer(async (served, root) => {
+    const headers = await session(served, { elicitation: {} });
+    const call = await send(
+      served,
+      "POST",
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: "write-json",
+        method: "tools/call",
+        params: { name: "write", arguments: { path: "unasked.txt", content: "no\n" } },
+      }),
+      { ...headers, accept: "application/json" },
+    );
+    assert.equal(call.status, 200);
+    const answer = await call.json() as {
+      id: string;
+      result: { isError: boolean; content: { text: string }[] };
+    };
+    assert.equal(answer.id, "write-json");
+    assert.equal(answer.result.isError, true);
+    assert.match(answer.result.content[0].text, /^\[denied\] /);
+    assert.match(answer.result.content[0].text, /could not be asked.*no stream/);
+    assert.doesNotMatch(answer.result.content[0].text, /declined/);
+    assert.equal(await readFile(`${root}/unasked.txt`, "utf8").catch(() => null), null);
+  });
+});
+
 test("MCP over HTTP: the official client gets progress, and answers the approval of a write", async () => {
   await withServer(async (served, root) => {
     const transport = new StreamableHTTPClientTransport(new URL(served.url), {
@@ -283,6 +311,35 @@ test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400, an
     const [garbage, garbageText] = await status(send(served, "POST", "{not json", headers));
     assert.equal(garbage, 400);
     assert.match(garbageText, /not JSON/);
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
+    const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
+    assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });
+  });
+});
+
+test("MCP over HTTP: JSON nested 100,000 deep is answered with the status its envelope earns, and the server keeps serving", async () => {
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  await withServer(async (served) => {
+    const json = { accept: "application/json", "content-type": "application/json" };
+    const init = JSON.stringify(initialize({ experimental: { nested: "N" } })).replace('"N"', deep);
+    const started = await send(served, "POST", init, json);
+    assert.equal(started.status, 200);
+    const reply = await started.json() as { result: { protocolVersion: string } };
+    assert.equal(reply.result.protocolVersion, VERSION);
+    const headers = await session(served);
+    const answer = await send(
+      served,
+      "POST",
+      `{"jsonrpc":"2.0","id":null,"result":${deep}}`,
+      headers,
+    );
+    assert.equal(answer.status, 202);
+    await answer.body?.cancel();
+    const [version, versionText] = await status(
+      send(served, "POST", `{"jsonrpc":${deep},"id":"v","method":"ping"}`, headers),
+    );
+    assert.equal(version, 400);
+    assert.match(versionText, /"jsonrpc" must be "2\.0"/);
     const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
     const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
     assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });

@@ -247,3 +247,30 @@ test("MCP engine: a close aborts running handlers, fails open requests and chain
   again.deliver({ id: "p", method: "ping" });
   assert.deepEqual((await again.reply("p")).result, {});
 });
+
+test("MCP engine: a request reusing the id of a running one gets -32600, and the running one stays cancellable", async () => {
+  const { server, wire } = await connected();
+  const signals: AbortSignal[] = [];
+  server.setRequestHandler("slow", (_params, context) =>
+    new Promise((resolve) => {
+      signals.push(context.signal);
+      context.signal.addEventListener("abort", () => resolve({}));
+    }));
+  wire.deliver({ id: 1, method: "slow" });
+  for (let i = 0; i < 100 && signals.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  wire.deliver({ id: 1, method: "slow" });
+  const refused = await wire.reply(1);
+  assert.equal((refused.error as { code: number }).code, -32600);
+  assert.match((refused.error as { message: string }).message, /1 is already running/);
+  // The same id as a string is another request.
+  wire.deliver({ id: "1", method: "ping" });
+  assert.deepEqual((await wire.reply("1")).result, {});
+  assert.equal(signals.length, 1, "the second request never reached its handler");
+  wire.deliver({ method: "notifications/cancelled", params: { requestId: 1 } });
+  assert.equal(signals[0].aborted, true, "the first request is the one cancelled");
+  // Once it has ended (its handler settles within the next turn), its id may be used again.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  wire.deliver({ id: 1, method: "ping" });
+  await wire.next((m) => m.id === 1 && m.result !== undefined);
+  await server.close();
+});

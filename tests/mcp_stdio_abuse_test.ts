@@ -8,7 +8,10 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { tempDir, underDeno } from "./helpers.ts";
+import { sh, tempDir, underDeno } from "./helpers.ts";
+import { cliCommand, ENV } from "./mcp_helpers.ts";
+import { EventEmitter } from "node:events";
+import { type ByteSource, StdioTransport } from "../mcp.ts";
 
 interface Message {
   id?: string | number | null;
@@ -246,6 +249,32 @@ test("MCP: a request before initialize gets -32600; ping is answered; after init
   });
 });
 
+test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and the server keeps serving", async () => {
+  // 200 KB a line, far under the cap; deep enough to overflow a recursive JSON.stringify.
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  await withServer(async (server) => {
+    await server.initialize();
+    await server.write(`{"jsonrpc":${deep},"id":"deep-version","method":"ping"}\n`);
+    await server.write(`{"jsonrpc":"2.0","id":${deep},"method":"ping"}\n`);
+    await server.write(`{"jsonrpc":"2.0","id":null,"result":${deep}}\n`);
+    await server.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":${deep}}\n`);
+    await server.write(
+      `{"jsonrpc":"2.0","id":"deep-args","method":"tools/call",` +
+        `"params":{"name":"read","arguments":{"path":${deep}}}}\n`,
+    );
+    const version = await server.reply("deep-version");
+    assert.equal(version.error?.code, -32600);
+    assert.match(version.error!.message, /"jsonrpc" must be "2\.0"/);
+    const args = await server.reply("deep-args");
+    assert.equal(args.result?.isError, true, JSON.stringify(args).slice(0, 300));
+    await server.stillServes("after");
+    const refusals = server.anonymous();
+    assert.equal(refusals.length, 1, "the request whose id cannot be read");
+    assert.equal(refusals[0].error?.code, -32600);
+    assert.match(refusals[0].error!.message, /"id" must be a string or an integer/);
+  });
+});
+
 test("MCP: tools/call with non-object or schema-violating arguments is a tool result with isError; params that do not fit get -32602", async () => {
   await withServer(async (server) => {
     await server.initialize();
@@ -310,4 +339,132 @@ test("MCP: logging is a capability; refused input is reported as notifications/m
     assert.equal(server.anonymous().length, 2, "both bad lines answered");
     assert.equal(logged().length, 1, "a warning is not sent at level error");
   });
+});
+
+/** A stdin the test feeds, which notes whether the transport wants data. */
+class FakeInput extends EventEmitter {
+  paused = false;
+  pause(): this {
+    this.paused = true;
+    return this;
+  }
+  resume(): this {
+    this.paused = false;
+    return this;
+  }
+}
+
+/** A stdout whose reader is stalled until the test lets it drain. */
+class StalledOutput extends EventEmitter {
+  readonly lines: string[] = [];
+  stalled = true;
+  write(text: string): boolean {
+    this.lines.push(text);
+    return !this.stalled;
+  }
+}
+
+test("MCP stdio: a client that sends without reading its replies is not read from until they drain", async () => {
+  const input = new FakeInput();
+  const output = new StalledOutput();
+  const transport = new StdioTransport({
+    input: input as unknown as ByteSource,
+    output,
+    requireInitialize: false,
+  });
+  const heard: unknown[] = [];
+  transport.onmessage = (message) => heard.push(message.id);
+  transport.onerror = () => {};
+  await transport.start();
+  input.emit("data", new TextEncoder().encode("{bad\n{bad\n"));
+  assert.equal(output.lines.length, 2, "both lines are answered");
+  assert.equal(input.paused, true, "the input waits while the replies are not taken");
+  output.stalled = false;
+  output.emit("drain");
+  assert.equal(input.paused, false, "reading resumes once the replies drain");
+  input.emit("data", new TextEncoder().encode('{"jsonrpc":"2.0","id":7,"method":"ping"}\n'));
+  assert.deepEqual(heard, [7]);
+  assert.equal(output.listenerCount("drain"), 0, "no drain listener is left behind");
+  await transport.close();
+});
+
+test("MCP stdio: an output that fails (the client stopped reading) closes the transport, and nothing more is written", async () => {
+  const input = new FakeInput();
+  const output = new StalledOutput();
+  output.stalled = false;
+  const transport = new StdioTransport({
+    input: input as unknown as ByteSource,
+    output,
+    requireInitialize: false,
+  });
+  let closed = 0;
+  transport.onclose = () => closed++;
+  transport.onerror = () => {};
+  await transport.start();
+  output.emit("error", Object.assign(new Error("write EPIPE"), { code: "EPIPE" }));
+  assert.equal(closed, 1);
+  assert.equal(input.paused, true, "nothing more is read");
+  await transport.send({ jsonrpc: "2.0", method: "notifications/message", params: {} });
+  assert.deepEqual(output.lines, [], "nothing is written to a failed output");
+});
+
+test("MCP stdio: a client that stops reading while a call writes output ends the server cleanly, and the call's processes with it", async () => {
+  const dir = await tempDir();
+  const tag = `stdout-gone-${process.pid}-${Date.now()}`;
+  const { command, args } = cliCommand();
+  const child = spawn(command, [...args, "mcp", "--root", dir.path, "--approval", "client"], {
+    env: ENV,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (text: string) => (stderr += text));
+  child.stdin.on("error", () => {});
+  child.stdout.on("error", () => {});
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  let out = "";
+  const progressed = new Promise<void>((resolve) => {
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => {
+      out += text;
+      if (out.includes('"notifications/progress"')) resolve();
+    });
+  });
+  const send = (message: unknown) => child.stdin.write(JSON.stringify(message) + "\n");
+  try {
+    send(INITIALIZE);
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    // A background sleep that writes nothing, beside a loop that writes all the time.
+    send({
+      jsonrpc: "2.0",
+      id: "call",
+      method: "tools/call",
+      params: {
+        name: "bash",
+        arguments: {
+          command: `bash -c "sleep 300; : ${tag}" & while true; do echo tick; sleep 0.05; done`,
+          timeout_ms: 600_000,
+        },
+        _meta: { progressToken: "p" },
+      },
+    });
+    await progressed;
+    assert.ok((await sh(`ps -eo args= | grep -c '[:] ${tag}' || true`)).trim() !== "0");
+    // The client stops reading: the server's next writes fail.
+    child.stdout.destroy();
+    assert.equal(await exited, 0, stderr.slice(-500));
+    let left = "";
+    for (let i = 0; i < 250; i++) {
+      left = (await sh(`ps -eo pid=,args= | grep '[:] ${tag}' || true`)).trim();
+      if (left === "") break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(left, "", "the call's background process ended with the server");
+  } finally {
+    child.kill("SIGKILL");
+    await sh(
+      `for p in $(ps -eo pid=,args= | grep '[:] ${tag}' | awk '{print $1}'); do kill $p; done`,
+    );
+    await dir.cleanup();
+  }
 });

@@ -13,7 +13,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type JsonRpcMessage, parseLine } from "./jsonrpc.ts";
+import { checkMessage, type JsonRpcMessage } from "./jsonrpc.ts";
 import {
   type McpTransport,
   type RequestId,
@@ -115,7 +115,8 @@ export class HttpSessionTransport implements McpTransport {
   /**
    * Sends a message on the stream it belongs to: an answer, or a message
    * about a request, on that request's exchange; anything else on the GET
-   * stream, or nowhere when none is open (the spec lets the server drop it).
+   * stream. With no stream to take it, a notification is dropped (the spec
+   * lets the server drop it) and a question to the client fails at once.
    */
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     if (this.#closed) return Promise.resolve();
@@ -146,7 +147,15 @@ export class HttpSessionTransport implements McpTransport {
       : related?.sse === true
       ? related.response
       : this.#stream;
-    return stream === undefined ? Promise.resolve() : write(stream, message);
+    if (stream !== undefined) return write(stream, message);
+    // A notification may be dropped; a question dropped would wait for an answer that cannot come.
+    if (!isQuestion) return Promise.resolve();
+    return Promise.reject(
+      new Error(
+        "no stream is open to ask the client on (the request is answered as JSON and no GET " +
+          "stream is open)",
+      ),
+    );
   }
 
   /** Ends every open stream of the session; `onclose` follows once. */
@@ -235,7 +244,7 @@ export class HttpSessionTransport implements McpTransport {
       );
     }
     // The same envelope checks as a line of stdio (a batch is refused whole).
-    const incoming = parseLine(JSON.stringify(body));
+    const incoming = checkMessage(body);
     if (incoming.kind === "drop") {
       this.onerror?.(new Error(incoming.reason));
       return sendHttpError(response, 400, -32600, `Invalid Request: ${incoming.reason}`);

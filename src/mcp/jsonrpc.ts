@@ -97,8 +97,22 @@ function envelopeProblem(value: Record<string, unknown>): string | undefined {
 
 function show(value: unknown): string {
   if (value === undefined) return "missing";
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  return preview(value, 40);
+}
+
+/**
+ * At most `max` characters of `value` as JSON, for a message. It never
+ * throws: a value nested too deeply to serialize (Node's `JSON.stringify`
+ * overflows its stack at a few thousand levels) is named by its kind.
+ */
+export function preview(value: unknown, max: number): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Array.isArray(value) ? "[…]" : typeof value === "object" ? "{…}" : String(value);
+  }
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /**
@@ -117,6 +131,14 @@ export function parseLine(line: string): Incoming {
     const reason = error instanceof Error ? error.message : String(error);
     return reply(null, JSONRPC_ERROR.parseError, `Parse error: the line is not JSON (${reason}).`);
   }
+  return checkMessage(value);
+}
+
+/**
+ * The envelope checks of {@link parseLine} on a value already parsed (an
+ * HTTP body): a message to pass on, an error reply, or something to drop.
+ */
+export function checkMessage(value: unknown): Incoming {
   if (Array.isArray(value)) {
     return reply(
       null,

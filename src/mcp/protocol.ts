@@ -10,7 +10,7 @@
  * @module
  */
 import * as v from "valibot";
-import { JSONRPC_ERROR, type JsonRpcMessage } from "./jsonrpc.ts";
+import { JSONRPC_ERROR, type JsonRpcMessage, preview } from "./jsonrpc.ts";
 import { LOGGING_LEVELS, type LoggingLevel, paramsProblem } from "./requests.ts";
 
 /** The newest protocol revision this server speaks; offered when the client's is unknown. */
@@ -397,7 +397,7 @@ export class McpServer {
         );}
       return;
     }
-    this.onerror?.(new Error(`an unknown message: ${JSON.stringify(message).slice(0, 200)}`));
+    this.onerror?.(new Error(`an unknown message: ${preview(message, 200)}`));
   }
 
   #request(transport: McpTransport, id: RequestId, method: string, message: JsonRpcMessage): void {
@@ -416,6 +416,15 @@ export class McpServer {
         error: {
           code: JSONRPC_ERROR.invalidParams,
           message: `Invalid params for ${method}:\n${problem}`,
+        },
+      });
+    }
+    // A second request under the id of a running one would make the first one uncancellable.
+    if (this.#running.has(id)) {
+      return void reply({
+        error: {
+          code: JSONRPC_ERROR.invalidRequest,
+          message: `Invalid Request: request ${JSON.stringify(id)} is already running`,
         },
       });
     }

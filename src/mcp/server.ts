@@ -213,8 +213,12 @@ export function createMcpServer(
           }, { signal, relatedRequestId: related }),
         );
         if (reply.action === "accept" && reply.content?.approve === true) return true;
-      } catch {
-        // A failed question is a refusal.
+      } catch (error) {
+        // A failed question is a refusal, named as such: nobody declined it.
+        const why = error instanceof Error ? error.message : String(error);
+        return refused(
+          `the person could not be asked or did not answer (${why}), so it was not run`,
+        );
       }
       return refused("the person declined it");
     };

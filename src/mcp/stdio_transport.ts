@@ -29,6 +29,8 @@ export interface ByteSource {
   off(event: string, listener: (...args: never[]) => void): unknown;
   /** Stops the flow of `data` events. */
   pause(): unknown;
+  /** Restarts the flow of `data` events after `pause()`. */
+  resume?(): unknown;
 }
 
 /** A writable byte stream, as `process.stdout` is. */
@@ -37,6 +39,8 @@ export interface ByteSink {
   write(text: string): boolean;
   /** Registers a one-time listener (`drain`). */
   once(event: string, listener: () => void): unknown;
+  /** Registers a listener (`error`: the reader went away); optional. */
+  on?(event: string, listener: (error: Error) => void): unknown;
 }
 
 /** Options of {@link StdioTransport}. */
@@ -90,6 +94,8 @@ export class StdioTransport {
   #gated: boolean;
   readonly #initializeIds = new Set<string | number>();
   #pending: Uint8Array[] = [];
+  /** The sends waiting for the output to drain. */
+  readonly #draining: (() => void)[] = [];
   #pendingBytes = 0;
   #discarding = false;
   #started = false;
@@ -112,6 +118,7 @@ export class StdioTransport {
     this.#input.on("error", this.#onStreamError);
     this.#input.on("end", this.#onEnd);
     this.#input.on("close", this.#onEnd);
+    this.#output.on?.("error", this.#onOutputError);
     return Promise.resolve();
   }
 
@@ -121,9 +128,18 @@ export class StdioTransport {
     if ("error" in message && this.#initializeIds.delete(message.id as string)) {
       this.#gated = this.#requireInitialize;
     }
+    if (this.#closed) return Promise.resolve();
+    if (this.#output.write(JSON.stringify(message) + "\n")) return Promise.resolve();
     return new Promise((resolve) => {
-      if (this.#output.write(JSON.stringify(message) + "\n")) resolve();
-      else this.#output.once("drain", resolve);
+      this.#draining.push(resolve);
+      if (this.#draining.length > 1) return;
+      // A client that sends without reading what it is sent is not read from until it does:
+      // otherwise its replies would pile up in memory without bound.
+      this.#input.pause();
+      this.#output.once("drain", () => {
+        if (!this.#closed) this.#input.resume?.();
+        for (const sent of this.#draining.splice(0)) sent();
+      });
     });
   }
 
@@ -144,6 +160,15 @@ export class StdioTransport {
   #onEnd = (): void => void this.close();
 
   #onStreamError = (error: Error): void => this.onerror?.(error);
+
+  // The client no longer reads (EPIPE): nothing more can reach it, so the connection is over.
+  // The listener stays after the close: writes already under way may still fail, and an
+  // unheard error would end the process before its calls' processes are ended.
+  #onOutputError = (error: Error): void => {
+    if (this.#closed) return;
+    void this.close();
+    this.onerror?.(error);
+  };
 
   // Splits chunks at newlines; a line over the cap is refused as soon as it
   // passes the cap, and its remaining bytes are skipped, never buffered.
