@@ -62,5 +62,10 @@ export type {
 export type * from "./mod.ts";
 export { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "./src/mcp/artifacts_meta.ts";
 export type { MetaArtifact, PriorContentOmitted } from "./src/mcp/artifacts_meta.ts";
-export { DEFAULT_IDLE_TIMEOUT_MS, MCP_HTTP_PATH, serveHttp } from "./src/mcp/http.ts";
+export {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_SESSIONS,
+  MCP_HTTP_PATH,
+  serveHttp,
+} from "./src/mcp/http.ts";
 export type { HttpMcpServer, HttpMcpServerOptions, ToolsetFactory } from "./src/mcp/http.ts";

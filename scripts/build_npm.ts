@@ -454,6 +454,8 @@ if (checks) {
       ...MODEL_SDKS.map((name) => `${name}@${npmDependency(config.imports[name])![1]}`),
       // The frameworks the adapter entry points are checked against, as a host installs them.
       ...Object.entries(PEERS).map(([name, range]) => `${name}@${range}`),
+      // The AI SDK's declarations name the `json-schema` module's types without depending on them.
+      "@types/json-schema@^7.0.15",
     ], project);
     for (const file of ["smoke.mjs", "consumer.ts", "bundle.mjs"]) {
       await Deno.copyFile(join(repo, "scripts/consumer", file), join(project, file));

@@ -15,7 +15,10 @@ import { createSession, finalizeToolset } from "../mod.ts";
 import { type HttpMcpServer, serveHttp } from "../mcp.ts";
 import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
 
-function serve(root: string, options: { idleTimeoutMs?: number } = {}): Promise<HttpMcpServer> {
+function serve(
+  root: string,
+  options: { idleTimeoutMs?: number; maxSessions?: number } = {},
+): Promise<HttpMcpServer> {
   return serveHttp(async () =>
     finalizeToolset({
       session: await createSession({
@@ -316,5 +319,40 @@ test("MCP over HTTP: a session with no open exchange ends after the idle timeout
   } finally {
     await served.close();
     await dir.cleanup();
+  }
+});
+
+test("MCP over HTTP: sessions are capped; an initialize beyond the cap gets 503 until one ends", async () => {
+  const root = await tempDir();
+  const served = await serve(root.path, { maxSessions: 2 });
+  try {
+    const initialize = async () => {
+      const response = await post(served, INITIALIZE);
+      await response.body?.cancel();
+      return { status: response.status, id: response.headers.get("mcp-session-id") };
+    };
+    // Made at once, as a client flooding initializes would: the cap holds for sessions being made.
+    const first = await Promise.all([initialize(), initialize(), initialize()]);
+    assert.deepEqual(first.map((r) => r.status).sort(), [200, 200, 503]);
+    const open = first.filter((r) => r.status === 200).map((r) => r.id!);
+    assert.equal((await initialize()).status, 503);
+    const ended = await fetch(served.url, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${served.token}`, "mcp-session-id": open[0] },
+    });
+    await ended.body?.cancel();
+    assert.equal(ended.status, 200);
+    assert.equal((await initialize()).status, 200);
+    // The other session still serves.
+    const listed = await post(
+      served,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { "mcp-session-id": open[1], "mcp-protocol-version": "2025-06-18" },
+    );
+    assert.equal(listed.status, 200);
+    assert.match(await listed.text(), /"read"/);
+  } finally {
+    await served.close();
+    await root.cleanup();
   }
 });

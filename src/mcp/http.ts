@@ -22,6 +22,13 @@ const MAX_CONNECTIONS = 256;
 /** How long an MCP session may go without an open HTTP exchange before it ends: 30 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
 
+/**
+ * How many MCP sessions may be open at once: 64. Each holds a toolset (and
+ * its processes) until it ends, so one token holder cannot open them without
+ * bound.
+ */
+export const DEFAULT_MAX_SESSIONS: number = 64;
+
 /** The path the MCP endpoint is served at. */
 export const MCP_HTTP_PATH = "/mcp";
 
@@ -40,6 +47,11 @@ export interface HttpMcpServerOptions extends McpServerOptions {
   readonly token?: string;
   /** How long a session may sit without an open HTTP exchange before it ends (default {@link DEFAULT_IDLE_TIMEOUT_MS}). */
   readonly idleTimeoutMs?: number;
+  /**
+   * How many sessions may be open at once (default {@link DEFAULT_MAX_SESSIONS});
+   * an `initialize` beyond it gets 503 until one ends (`DELETE`, idle, close).
+   */
+  readonly maxSessions?: number;
   /**
    * The `Host` header values accepted, as `name:port`. Default: the loopback
    * names with the port, and the listening host with the port unless it is a
@@ -144,7 +156,10 @@ export async function serveHttp(
   const token = options.token ?? randomBytes(32).toString("base64url");
   if (token.length === 0) throw new TypeError("serveHttp: the token must not be empty");
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const sessions = new Map<string, McpSession>();
+  /** Sessions being made (their toolsets are on the way): they count against the cap. */
+  let starting = 0;
   let allowedHosts: readonly string[] | null = null;
   let allowedOrigins: readonly string[] = [];
   let closing = false;
@@ -168,6 +183,15 @@ export async function serveHttp(
 
   /** Starts a session for an `initialize` request, registered under a fresh id. */
   async function startSession(): Promise<McpSession> {
+    starting++;
+    try {
+      return await makeSession();
+    } finally {
+      starting--;
+    }
+  }
+
+  async function makeSession(): Promise<McpSession> {
     const toolset = await makeToolset();
     const server = createMcpServer(toolset, options);
     let ended = false;
@@ -239,6 +263,14 @@ export async function serveHttp(
     const given = Array.isArray(header) ? header[0] : header;
     if (given === undefined && (request.method !== "POST" || !isInitializeRequest(body))) {
       return sendJson(response, 400, "Bad Request: Mcp-Session-Id header is required");
+    }
+    if (given === undefined && sessions.size + starting >= maxSessions) {
+      return sendJson(
+        response,
+        503,
+        `Too many sessions: ${maxSessions} are open; end one with DELETE ${MCP_HTTP_PATH}`,
+        { "retry-after": "1" },
+      );
     }
     const session = given === undefined ? await startSession() : sessions.get(given);
     if (session === undefined) {
