@@ -9,21 +9,16 @@
  * @module
  */
 import type { JsonSchemaObject } from "./schema.ts";
+import { isSchema, resolveRef } from "./strict_schema.ts";
 
 type Schema = Readonly<Record<string, unknown>>;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 function resolve(schema: Schema, root: Schema, seen = 0): Schema {
   if (typeof schema.$ref !== "string" || seen > 16) return schema;
-  const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(schema.$ref);
-  const defs = match === null ? undefined : root[match[1]];
-  const target = isPlainObject(defs) ? defs[match![2]] : undefined;
-  return isPlainObject(target)
-    ? resolve({ ...target, ...schema, $ref: undefined }, root, seen + 1)
-    : schema;
+  const target = resolveRef(schema.$ref, root);
+  return target === undefined
+    ? schema
+    : resolve({ ...target, ...schema, $ref: undefined }, root, seen + 1);
 }
 
 function acceptsNull(schema: Schema, root: Schema): boolean {
@@ -34,7 +29,7 @@ function acceptsNull(schema: Schema, root: Schema): boolean {
   if (resolved.const === null) return true;
   for (const key of ["anyOf", "oneOf"] as const) {
     const branches = resolved[key];
-    if (Array.isArray(branches) && branches.some((b) => isPlainObject(b) && acceptsNull(b, root))) {
+    if (Array.isArray(branches) && branches.some((b) => isSchema(b) && acceptsNull(b, root))) {
       return true;
     }
   }
@@ -46,16 +41,16 @@ function strip(value: unknown, schema: Schema, root: Schema, depth: number): unk
   const resolved = resolve(schema, root);
   if (Array.isArray(value)) {
     const items = resolved.items;
-    if (!isPlainObject(items)) return value;
+    if (!isSchema(items)) return value;
     return value.map((item) => strip(item, items, root, depth + 1));
   }
-  if (!isPlainObject(value) || !isPlainObject(resolved.properties)) return value;
+  if (!isSchema(value) || !isSchema(resolved.properties)) return value;
   const properties = resolved.properties;
   const required = new Set(Array.isArray(resolved.required) ? resolved.required : []);
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
     const fieldSchema = Object.hasOwn(properties, key) ? properties[key] : undefined;
-    if (!isPlainObject(fieldSchema)) {
+    if (!isSchema(fieldSchema)) {
       out[key] = field; // unknown keys are left for validation to name
       continue;
     }

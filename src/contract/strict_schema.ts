@@ -68,7 +68,8 @@ const STRICT_FORMATS = new Set([
 
 type Schema = Record<string, unknown>;
 
-function isSchema(value: unknown): value is Schema {
+/** Whether `value` is a JSON object (a schema, or an object a schema describes). */
+export function isSchema(value: unknown): value is Schema {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
@@ -117,7 +118,8 @@ function strictRef(ref: string): string {
   return ref.startsWith("#/definitions/") ? `#/$defs/${ref.slice("#/definitions/".length)}` : ref;
 }
 
-function resolveRef(ref: string, root: Schema): Schema | undefined {
+/** The schema a local `$ref` (`#/$defs/…` or `#/definitions/…`) names in `root`, if any. */
+export function resolveRef(ref: string, root: Readonly<Schema>): Schema | undefined {
   const match = /^#\/(\$defs|definitions)\/([^/]+)$/.exec(ref);
   if (match === null) return undefined;
   const defs = root[match[1]];
