@@ -15,7 +15,7 @@ import type { ProgressSink, ToolProgress, ToolResult } from "../contract/result.
 import { toPassThroughSchema } from "../contract/converters.ts";
 import type { JsonSchemaRequest, PassThroughSchema } from "../contract/converters.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore } from "./shared.ts";
+import { approvedBefore, asksApproval } from "./shared.ts";
 
 /** How the SDK asks a tool's schema for its JSON Schema. */
 export type AISDKJsonSchemaOptions = JsonSchemaRequest;
@@ -165,10 +165,7 @@ export function toAISDKTools(
   const tools: AISDKToolSet = {};
   for (const definition of toolset.definitions) {
     const { name } = definition;
-    const needsApproval = async (input: unknown): Promise<boolean> => {
-      const prepared = await toolset.prepare(name, input);
-      return prepared.ok && policy(permissions, prepared.effects).decision === "ask";
-    };
+    const needsApproval = (input: unknown) => asksApproval(toolset, policy, name, input);
     tools[name] = {
       description: definition.description,
       inputSchema: toPassThroughSchema(definition),

@@ -15,7 +15,7 @@ import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import { toStrictJsonSchema } from "../contract/strict_schema.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore } from "./shared.ts";
+import { approvedBefore, asksApproval } from "./shared.ts";
 
 /** A tool's parameters in strict mode: every field required, optional ones nullable. */
 export interface OpenAIAgentsParameters {
@@ -114,10 +114,9 @@ export function toOpenAIAgentsTools(
       description: definition.description,
       parameters,
       strict: true,
-      needsApproval: options.approve !== undefined ? false : async (_context, input) => {
-        const prepared = await toolset.prepare(name, input);
-        return prepared.ok && policy(permissions, prepared.effects).decision === "ask";
-      },
+      needsApproval: options.approve !== undefined
+        ? false
+        : (_context, input) => asksApproval(toolset, policy, name, input),
       execute: async (input, _context, details) => {
         const callId = callIdOf(details);
         const signal = signalOf(details);

@@ -1,11 +1,12 @@
 /**
- * What the framework adapters share: the approval of a call the framework's
- * own approval flow already approved.
+ * What the framework adapters share: whether a call waits for the
+ * framework's approval flow, and the approval of a call that flow already
+ * approved.
  *
  * @module
  */
 import type { PermissionProfile } from "../contract/context.ts";
-import type { ApprovalRequest } from "../contract/toolset.ts";
+import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 
 /**
@@ -27,4 +28,20 @@ export function approvedBefore(
           "to ask for it: pass the toolset's policy to the adapter as `policy`.",
       },
     );
+}
+
+/**
+ * Whether the call `name(input)` waits for the framework's approval flow:
+ * true exactly when it is valid and `policy`'s verdict on its effects is
+ * `ask`. (Invalid input runs, and comes back as the `invalid_input` result.)
+ */
+export async function asksApproval(
+  toolset: FinalizedToolset,
+  policy: Policy,
+  name: string,
+  input: unknown,
+): Promise<boolean> {
+  const prepared = await toolset.prepare(name, input);
+  return prepared.ok &&
+    policy(toolset.session.permissions, prepared.effects).decision === "ask";
 }
