@@ -9,7 +9,13 @@ import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
-import { BINARY_SNIFF_BYTES, byteLength, cutUtf8, MAX_TEXT_BYTES } from "./shared/text.ts";
+import {
+  BINARY_SNIFF_BYTES,
+  byteLength,
+  cutUtf8,
+  MAX_TEXT_BYTES,
+  numberedLine,
+} from "./shared/text.ts";
 import { readEffects, readStart } from "./shared/reads.ts";
 import { optionalCount } from "./shared/inputs.ts";
 
@@ -85,10 +91,6 @@ const ReadOutputSchema = v.pipe(
 
 // The exported type is proven equal to what the output schema describes.
 const _outputMatchesSchema: SameType<ReadOutput, v.InferOutput<typeof ReadOutputSchema>> = true;
-
-function numbered(lineIndex: number, line: string): string {
-  return `${String(lineIndex + 1).padStart(6)}\t${line}`;
-}
 
 /** The `read` tool. */
 export const readTool: Tool<ReadInput, ReadOutput, "read"> = defineTool<
@@ -222,7 +224,7 @@ export const readTool: Tool<ReadInput, ReadOutput, "read"> = defineTool<
   },
   toText(output) {
     if (output.totalLines === 0) return `${output.path} is empty.`;
-    const body = output.lines.map((line, i) => numbered(output.offset + i, line)).join("\n");
+    const body = output.lines.map((line, i) => numberedLine(output.offset + i, line)).join("\n");
     if (output.nextOffset === null) return body;
     const why = output.stoppedBy === "byte_cap"
       ? "Output reached the 1 MiB cap"

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { byteLength, cutUtf8 } from "./text.ts";
+import { byteLength, cutUtf8, numberedLine } from "./text.ts";
 
 /** Most bytes of current text quoted in one `old_text_not_found` message. */
 export const MAX_QUOTED_BYTES = 4096;
@@ -868,7 +868,7 @@ function numbered(index: number, text: string): string {
   const shown = text.length > MAX_CONTEXT_LINE
     ? `${text.slice(0, MAX_CONTEXT_LINE)} [line cut at ${MAX_CONTEXT_LINE} characters]`
     : text;
-  return `${String(index + 1).padStart(6)}\t${shown}`;
+  return numberedLine(index, shown);
 }
 
 /**

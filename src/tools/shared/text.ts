@@ -66,3 +66,8 @@ export function byteLength(text: string): number {
   }
   return length;
 }
+
+/** A line as `read` shows it (and edit errors quote it): its 1-based number, right-aligned to 6, a tab, the text. */
+export function numberedLine(lineIndex: number, line: string): string {
+  return `${String(lineIndex + 1).padStart(6)}\t${line}`;
+}
