@@ -205,9 +205,9 @@ async function* walkFiles(directory: string): AsyncGenerator<string> {
   }
 }
 
-/** `npm:name@range` → [name, range]; `null` for other entries. */
+/** `npm:name@range` (or a folder mapping, `npm:/name@range/`) → [name, range]; `null` for other entries. */
 function npmDependency(specifier: string): [string, string] | null {
-  const match = /^npm:(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)$/.exec(specifier);
+  const match = /^npm:\/?(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)\/?$/.exec(specifier);
   return match === null ? null : [match[1], match[2]];
 }
 
@@ -220,15 +220,16 @@ const DENO_ONLY = [
 /** What `#default-backends` is in the npm package (deno.json maps it to the Deno defaults). */
 const imports = { "#default-backends": "./src/backends/defaults/node.js" };
 
-// Framework adapters (entry points from deno.json's exports): the frameworks are optional peers.
 /** `name` → its version range, from the `npm:` import of `name` or of `name/`. */
 function importedRange(name: string): string {
-  const specifier = config.imports[name] ?? config.imports[`${name}/`];
-  const match = /^npm:\/?(@?[^@/]+(?:\/[^@/]+)?)@([^/]+)\/?$/.exec(specifier ?? "");
-  if (match === null || match[1] !== name) throw new Error(`deno.json imports no npm:${name}`);
-  return match[2];
+  const dependency = npmDependency(config.imports[name] ?? config.imports[`${name}/`] ?? "");
+  if (dependency?.[0] !== name) throw new Error(`deno.json imports no npm:${name}`);
+  return dependency[1];
 }
-/** The frameworks the adapters plug into: optional peer dependencies, never dependencies. */
+/**
+ * The frameworks the adapters (entry points from deno.json's exports) plug
+ * into: optional peer dependencies, never dependencies.
+ */
 const PEERS = Object.fromEntries(["ai", "@openai/agents"].map((n) => [n, importedRange(n)]));
 /** What only the LangChain recipe's test imports. */
 const RECIPE_TEST_ONLY = Object.fromEntries(
@@ -451,7 +452,7 @@ if (checks) {
       "typescript@~5.9.3",
       "@types/node@^20.19.0",
       ESBUILD,
-      ...MODEL_SDKS.map((name) => `${name}@${npmDependency(config.imports[name])![1]}`),
+      ...MODEL_SDKS.map((name) => `${name}@${importedRange(name)}`),
       // The frameworks the adapter entry points are checked against, as a host installs them.
       ...Object.entries(PEERS).map(([name, range]) => `${name}@${range}`),
       // The AI SDK's declarations name the `json-schema` module's types without depending on them.
