@@ -13,7 +13,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { checkMessage, type JsonRpcMessage } from "./jsonrpc.ts";
+import { checkMessage, errorReply, type JsonRpcMessage } from "./jsonrpc.ts";
 import {
   type McpTransport,
   type RequestId,
@@ -40,7 +40,7 @@ export function sendHttpError(
   headers: Record<string, string> = {},
 ): void {
   response.writeHead(status, { "content-type": "application/json", ...headers });
-  response.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+  response.end(JSON.stringify(errorReply(null, code, message)));
 }
 
 function accepts(request: IncomingMessage, type: string): boolean {
