@@ -15,7 +15,7 @@ import type { ProgressSink, ToolProgress, ToolResult } from "../contract/result.
 import { toPassThroughSchema } from "../contract/converters.ts";
 import type { JsonSchemaRequest, PassThroughSchema } from "../contract/converters.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore } from "./shared.ts";
+import { approvedBefore, UnaskedCalls } from "./shared.ts";
 
 /** How the SDK asks a tool's schema for its JSON Schema. */
 export type AISDKJsonSchemaOptions = JsonSchemaRequest;
@@ -163,11 +163,17 @@ export function toAISDKTools(
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
   const tools: AISDKToolSet = {};
+  const unasked = new UnaskedCalls();
   for (const definition of toolset.definitions) {
     const { name } = definition;
-    const needsApproval = async (input: unknown): Promise<boolean> => {
+    const needsApproval = async (
+      input: unknown,
+      { toolCallId }: { readonly toolCallId: string },
+    ): Promise<boolean> => {
       const prepared = await toolset.prepare(name, input);
-      return prepared.ok && policy(permissions, prepared.effects).decision === "ask";
+      const asks = prepared.ok && policy(permissions, prepared.effects).decision === "ask";
+      if (!asks) unasked.add(toolCallId);
+      return asks;
     };
     tools[name] = {
       description: definition.description,
@@ -184,7 +190,8 @@ export function toAISDKTools(
               options.onProgress?.(event, toolCallId);
               progress(event);
             },
-            approve: options.approve ?? approvedBefore(policy, permissions),
+            approve: options.approve ??
+              approvedBefore(policy, permissions, unasked.take(toolCallId)),
           })
         ),
       toModelOutput: ({ output }) => ({
