@@ -1,7 +1,8 @@
 /**
  * The adapters' approval under a changing file system: a call the
  * framework's approval check let through unasked (its effects then asked for
- * nothing) is refused, not approved, when its effects ask once it runs.
+ * nothing) is refused, not approved, when its effects ask once it runs. And
+ * a call whose progress nobody reads any more is cancelled, not left running.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -20,7 +21,7 @@ import {
 } from "@openai/agents";
 import { type AISDKTool, toAISDKTools } from "../ai_sdk.ts";
 import { type OpenAIAgentsTool, toOpenAIAgentsTools } from "../openai_agents.ts";
-import { diskToolset } from "./adapter_fixtures.ts";
+import { alive, diskToolset, pidFrom, sleeperCommand, until } from "./adapter_fixtures.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -134,6 +135,25 @@ test("openai-agents: a call that asked for nothing when checked, and asks when i
     assert.equal(results.length, 1);
     assert.equal(results[0].ok, false);
     assert.match(results[0].output, /^Error \(denied\): /);
+  } finally {
+    await cleanup();
+  }
+});
+
+test("ai-sdk: a consumer that stops reading a call's progress ends the call's process group", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const pidFile = join(root, "sleeper.pid");
+    const tools = toAISDKTools(toolset, { approve: () => Promise.resolve(true) });
+    const command = `echo started; ${sleeperCommand(pidFile)}`;
+    const outputs = tools.bash.execute({ command }, { toolCallId: "call-1" });
+    const iterator = outputs[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    assert.deepEqual(first.value, { status: "running", output: "started\n" });
+    const pid = await pidFrom(pidFile);
+    assert.ok(await alive(pid));
+    await iterator.return?.();
+    await until(async () => !(await alive(pid)), `the background sleep (${pid}) ending`);
   } finally {
     await cleanup();
   }
