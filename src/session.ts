@@ -52,6 +52,10 @@ async function canonicalDirectory(
   path: string,
   what: string,
 ): Promise<string> {
+  if (path === "") {
+    // An unset setting read as "" would otherwise make the current directory a root.
+    throw new TypeError(`createSession: ${what} is empty; give the directory's path.`);
+  }
   let absolute = path;
   if (!path.startsWith("/")) {
     let current: string;

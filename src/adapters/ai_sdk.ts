@@ -15,7 +15,8 @@ import type { ProgressSink, ToolProgress, ToolResult } from "../contract/result.
 import { toPassThroughSchema } from "../contract/converters.ts";
 import type { JsonSchemaRequest, PassThroughSchema } from "../contract/converters.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore, asksApproval } from "./shared.ts";
+import { anySignal } from "../runtime/signals.ts";
+import { approvedBefore, asksApproval, UnaskedCalls } from "./shared.ts";
 
 /** How the SDK asks a tool's schema for its JSON Schema. */
 export type AISDKJsonSchemaOptions = JsonSchemaRequest;
@@ -106,10 +107,27 @@ const PROGRESS_TAIL_CHARS = 32 * 1024;
 /**
  * Runs `start` and yields a snapshot of the output so far whenever new
  * output arrived since the last one the consumer took (bursts coalesce into
- * one snapshot), then the call's result.
+ * one snapshot), then the call's result. A consumer that stops reading
+ * before the result cancels the call, as `outer` aborting does.
  */
 async function* progressStream(
-  start: (progress: ProgressSink) => Promise<ToolResult>,
+  start: (progress: ProgressSink, signal: AbortSignal) => Promise<ToolResult>,
+  outer: AbortSignal | undefined,
+): AsyncGenerator<AISDKToolOutput> {
+  const abandoned = new AbortController();
+  const combined = anySignal(outer === undefined ? [abandoned.signal] : [outer, abandoned.signal]);
+  try {
+    yield* relayed(start, combined.signal);
+  } finally {
+    abandoned.abort();
+    combined.release();
+  }
+}
+
+/** The snapshots and result of {@link progressStream}, the call running under `signal`. */
+async function* relayed(
+  start: (progress: ProgressSink, signal: AbortSignal) => Promise<ToolResult>,
+  signal: AbortSignal,
 ): AsyncGenerator<AISDKToolOutput> {
   let text = "";
   let fresh = false;
@@ -125,7 +143,7 @@ async function* progressStream(
     fresh = true;
     notify();
   };
-  start(progress).then(
+  start(progress, signal).then(
     (result) => settled = { result },
     (error) => settled = { error },
   ).finally(notify);
@@ -163,27 +181,35 @@ export function toAISDKTools(
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
   const tools: AISDKToolSet = {};
+  const unasked = new UnaskedCalls();
   for (const definition of toolset.definitions) {
     const { name } = definition;
-    const needsApproval = (input: unknown) => asksApproval(toolset, policy, name, input);
+    const needsApproval = async (
+      input: unknown,
+      { toolCallId }: { readonly toolCallId: string },
+    ): Promise<boolean> => {
+      const asks = await asksApproval(toolset, policy, name, input);
+      if (!asks) unasked.add(toolCallId);
+      return asks;
+    };
     tools[name] = {
       description: definition.description,
       inputSchema: toPassThroughSchema(definition),
       ...(options.approve === undefined ? { needsApproval } : {}),
       execute: (input, { toolCallId, abortSignal }) =>
-        progressStream((progress) =>
+        progressStream((progress, signal) =>
           toolset.call({
             name,
             input,
             callId: toolCallId,
-            ...(abortSignal === undefined ? {} : { signal: abortSignal }),
+            signal,
             progress: (event) => {
               options.onProgress?.(event, toolCallId);
               progress(event);
             },
-            approve: options.approve ?? approvedBefore(policy, permissions),
-          })
-        ),
+            approve: options.approve ??
+              approvedBefore(policy, permissions, unasked.take(toolCallId)),
+          }), abortSignal),
       toModelOutput: ({ output }) => ({
         type: "ok" in output && !output.ok ? "error-text" : "text",
         value: output.output,

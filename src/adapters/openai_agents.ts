@@ -15,7 +15,7 @@ import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import { toStrictJsonSchema } from "../contract/strict_schema.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore, asksApproval } from "./shared.ts";
+import { approvedBefore, asksApproval, UnaskedCalls } from "./shared.ts";
 
 /** A tool's parameters in strict mode: every field required, optional ones nullable. */
 export interface OpenAIAgentsParameters {
@@ -104,7 +104,7 @@ export function toOpenAIAgentsTools(
 ): OpenAIAgentsTool[] {
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
-  const approve = options.approve ?? approvedBefore(policy, permissions);
+  const unasked = new UnaskedCalls();
   return toolset.definitions.map((definition): OpenAIAgentsTool => {
     const { name } = definition;
     const parameters = toStrictJsonSchema(definition.inputSchema) as OpenAIAgentsParameters;
@@ -114,9 +114,11 @@ export function toOpenAIAgentsTools(
       description: definition.description,
       parameters,
       strict: true,
-      needsApproval: options.approve !== undefined
-        ? false
-        : (_context, input) => asksApproval(toolset, policy, name, input),
+      needsApproval: options.approve !== undefined ? false : async (_context, input, callId) => {
+        const asks = await asksApproval(toolset, policy, name, input);
+        if (!asks && callId !== undefined) unasked.add(callId);
+        return asks;
+      },
       execute: async (input, _context, details) => {
         const callId = callIdOf(details);
         const signal = signalOf(details);
@@ -128,7 +130,7 @@ export function toOpenAIAgentsTools(
           ...(options.onProgress === undefined
             ? {}
             : { progress: (event: ToolProgress) => options.onProgress!(event, callId) }),
-          approve,
+          approve: options.approve ?? approvedBefore(policy, permissions, unasked.take(callId)),
         });
         options.onResult?.(result);
         return result.output;

@@ -26,6 +26,7 @@ async function toolsetFor(
   if (!MODES.includes(mode)) {
     throw new UsageError(`--mode must be one of ${MODES.join(", ")}, not ${values.mode}`);
   }
+  if (values.root === "") throw new UsageError("--root must not be empty");
   const root = values.root ?? process.cwd();
   const absolute = root.startsWith("/") ? root : `${process.cwd()}/${root}`;
   try {
@@ -40,14 +41,22 @@ async function toolsetFor(
   }
 }
 
-/** Reads standard input to its end as UTF-8. */
+/**
+ * Reads standard input to its end as UTF-8; bytes that are not UTF-8 are a
+ * usage error, not replaced (a command or path would change unseen).
+ */
 async function readStdin(): Promise<string> {
-  const decoder = new TextDecoder();
+  const decoder = new TextDecoder("utf-8", { fatal: true });
   let text = "";
-  for await (const chunk of process.stdin) {
-    text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+  try {
+    for await (const chunk of process.stdin) {
+      text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    }
+    return text + decoder.decode();
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError("standard input is not valid UTF-8");
+    throw error;
   }
-  return text + decoder.decode();
 }
 
 /** `call NAME JSON|-`: parses the input, then runs the call. */

@@ -29,11 +29,24 @@ function acceptsNull(schema: Schema, root: Schema): boolean {
   if (resolved.const === null) return true;
   for (const key of ["anyOf", "oneOf"] as const) {
     const branches = resolved[key];
-    if (Array.isArray(branches) && branches.some((b) => isSchema(b) && acceptsNull(b, root))) {
+    if (
+      Array.isArray(branches) &&
+      branches.some((b) => isSchema(b) && acceptsNull(b, root))
+    ) {
       return true;
     }
   }
   return false;
+}
+
+/**
+ * Sets an own, enumerable property. A plain assignment of `__proto__` would
+ * set the copy's prototype instead (where the runtime keeps that accessor),
+ * so a JSON key of that name would vanish from validation's sight and lend
+ * its fields to the copy by inheritance.
+ */
+function put(out: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function strip(value: unknown, schema: Schema, root: Schema, depth: number): unknown {
@@ -51,11 +64,11 @@ function strip(value: unknown, schema: Schema, root: Schema, depth: number): unk
   for (const [key, field] of Object.entries(value)) {
     const fieldSchema = Object.hasOwn(properties, key) ? properties[key] : undefined;
     if (!isSchema(fieldSchema)) {
-      out[key] = field; // unknown keys are left for validation to name
+      put(out, key, field); // unknown keys are left for validation to name
       continue;
     }
     if (field === null && !required.has(key) && !acceptsNull(fieldSchema, root)) continue;
-    out[key] = strip(field, fieldSchema, root, depth + 1);
+    put(out, key, strip(field, fieldSchema, root, depth + 1));
   }
   return out;
 }

@@ -30,6 +30,16 @@ const MAX_COMPARED = 400;
 const MAX_ANCHORS_PER_KEY = 64;
 /** Most candidate windows scored line by line. */
 const MAX_WINDOWS = 64;
+/** Most regions matching except for whitespace kept to be ranked (more are only counted). */
+const MAX_MATCHES = 64;
+/**
+ * Key characters compared in all while looking for regions that match except
+ * for whitespace: repetitive text (a file of `}` lines, old_text of thousands
+ * of them) would otherwise cost file lines times old_text lines.
+ */
+const MATCH_BUDGET = 8_000_000;
+/** Most line ranges one note names; the rest are counted. */
+const MAX_RANGES = 24;
 
 /** One line of the file: its text (without terminator) and where it sits. */
 interface FileLine {
@@ -245,22 +255,38 @@ function keySpan(
   return key === wanted ? { from: 0, to: key.length } : null;
 }
 
+/** Regions that match old_text's core except for whitespace: the first ones, and how many were found. */
+interface WhitespaceMatches {
+  /** The first {@link MAX_MATCHES} regions, as old_text's non-blank lines located in the file. */
+  readonly found: Span[][];
+  /** How many regions were found in all. */
+  readonly count: number;
+  /** False when the search stopped at {@link MATCH_BUDGET} before the end of the file. */
+  readonly complete: boolean;
+}
+
 /** Regions whose non-blank lines equal old_text's core except for whitespace (blank lines ignored). */
-function whitespaceMatches(lines: readonly FileLine[], shape: Shape): Span[][] {
+function whitespaceMatches(lines: readonly FileLine[], shape: Shape): WhitespaceMatches {
   const wanted = shape.core.filter((l) => l.key !== "");
   const nonBlank = lines.map((_, i) => i).filter((i) => lines[i].key !== "");
   const found: Span[][] = [];
+  let count = 0;
+  let budget = MATCH_BUDGET;
   for (let p = 0; p + wanted.length <= nonBlank.length; p++) {
     const spans: Span[] = [];
     for (let j = 0; j < wanted.length; j++) {
+      budget -= wanted[j].key.length + 1;
+      if (budget < 0) return { found, count, complete: false };
       const line = nonBlank[p + j];
       const span = keySpan(wanted[j].key, lines[line].key, j === 0, j === wanted.length - 1, shape);
       if (span === null) break;
       spans.push({ line, ...span });
     }
-    if (spans.length === wanted.length) found.push(spans);
+    if (spans.length < wanted.length) continue;
+    count++;
+    if (found.length < MAX_MATCHES) found.push(spans);
   }
-  return found;
+  return { found, count, complete: true };
 }
 
 /**
@@ -695,15 +721,21 @@ function boundedQuote(text: string, maxBytes: number): { text: string; cut: bool
   return { text: lastBreak > 0 ? cut.text.slice(0, lastBreak + 1) : cut.text, cut: true };
 }
 
-/** Line numbers as ranges: "line 4", "lines 2–9", "lines 3, 7–8". */
+/**
+ * Line numbers as ranges: "line 4", "lines 2–9", "lines 3, 7–8"; past
+ * {@link MAX_RANGES} ranges, the lines left are counted ("and 40 more lines").
+ */
 function numberRanges(numbers: readonly number[]): string {
   const ranges: string[] = [];
-  for (let i = 0; i < numbers.length;) {
+  let i = 0;
+  while (i < numbers.length && ranges.length < MAX_RANGES) {
     let j = i;
     while (j + 1 < numbers.length && numbers[j + 1] === numbers[j] + 1) j++;
     ranges.push(i === j ? `${numbers[i]}` : `${numbers[i]}–${numbers[j]}`);
     i = j + 1;
   }
+  const left = numbers.length - i;
+  if (left > 0) ranges.push(`and ${left} more ${left === 1 ? "line" : "lines"}`);
   return `${numbers.length === 1 ? "line" : "lines"} ${ranges.join(", ")}`;
 }
 
@@ -801,7 +833,7 @@ export function notFoundMessage(display: string, content: string, oldText: strin
   const shape = shapeOf(splitWanted(oldText));
   if (shape === null) return `${head} It holds only whitespace; give the text to replace.`;
   const lines = splitFile(content);
-  const matches = whitespaceMatches(lines, shape);
+  const { found: matches, count, complete } = whitespaceMatches(lines, shape);
   if (matches.length > 0) {
     // The closest first: the fewest lines that differ from old_text's at all.
     const ranked = matches.map((spans) => {
@@ -813,7 +845,7 @@ export function notFoundMessage(display: string, content: string, oldText: strin
     }).sort((a, b) => a.differing - b.differing || a.region.matched.start - b.region.matched.start);
     const shown = ranked.slice(0, MAX_CANDIDATES).map((r) => r.region);
     const parts: string[] = [];
-    if (shown.length === 1) {
+    if (count === 1 && complete) {
       const range = lineRange(shown[0].matched.firstLine, shown[0].matched.lastLine);
       parts.push(
         `${head} ${capitalized(range)} ${range.startsWith("lines") ? "match" : "matches"} it ` +
@@ -821,8 +853,14 @@ export function notFoundMessage(display: string, content: string, oldText: strin
       );
     } else {
       parts.push(
-        `${head} ${matches.length} places match it except for whitespace` +
-          (matches.length > shown.length ? ` (the closest ${shown.length} are shown)` : "") +
+        `${head} ${complete ? "" : "At least "}${count} ${
+          count === 1 ? "place matches" : "places match"
+        } it except for whitespace` +
+          (count > shown.length
+            ? ` (the closest ${shown.length}${
+              count > matches.length ? ` of the first ${matches.length}` : ""
+            } are shown)`
+            : "") +
           "; copy the block of the one you mean as old_text.",
       );
     }
@@ -845,7 +883,7 @@ export function notFoundMessage(display: string, content: string, oldText: strin
   const stale = staleLines(content, lines, region, shape);
   const range = lineRange(region.matched.firstLine, region.matched.lastLine);
   return `${head} The closest text is ${range}; it differs from old_text beyond whitespace at ` +
-    `${stale.length === 1 ? "line" : "lines"} ${stale.join(", ")} (the file has changed since ` +
+    `${numberRanges(stale)} (the file has changed since ` +
     "it was read, or old_text is mistyped). If it is the text you mean, copy the block below as " +
     `old_text and make new_text from it.\n${
       describeRegion(content, lines, region, shape, MAX_QUOTED_BYTES).text

@@ -1,0 +1,160 @@
+/**
+ * The adapters' approval under a changing file system: a call the
+ * framework's approval check let through unasked (its effects then asked for
+ * nothing) is refused, not approved, when its effects ask once it runs. And
+ * a call whose progress nobody reads any more is cancelled, not left running.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+import {
+  Agent,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  Runner,
+  type StreamEvent,
+  Usage,
+} from "@openai/agents";
+import { type AISDKTool, toAISDKTools } from "../ai_sdk.ts";
+import { type OpenAIAgentsTool, toOpenAIAgentsTools } from "../openai_agents.ts";
+import { alive, diskToolset, pidFrom, sleeperCommand, until } from "./adapter_fixtures.ts";
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+
+/** An edit of a file that does not exist yet: its preparation fails, so nothing is asked. */
+const EDIT = { path: "config.txt", old_text: "safe", new_text: "changed" };
+
+test("ai-sdk: a call that asked for nothing when checked, and asks when it runs, is refused", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const tools = toAISDKTools(toolset);
+    const checked = tools.edit.needsApproval!;
+    const edit: AISDKTool = {
+      ...tools.edit,
+      // The file appears between the SDK's approval check and the call's run.
+      needsApproval: async (input, options) => {
+        const answer = await checked(input, options);
+        await writeFile(join(root, "config.txt"), "safe\n");
+        return answer;
+      },
+    };
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        {
+          content: [{
+            type: "tool-call",
+            toolCallId: "call-1",
+            toolName: "edit",
+            input: JSON.stringify(EDIT),
+          }],
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage,
+          warnings: [],
+        },
+        {
+          content: [{ type: "text", text: "done" }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage,
+          warnings: [],
+        },
+      ],
+    });
+    const result = await generateText({
+      model,
+      tools: { ...tools, edit },
+      prompt: "Edit",
+      stopWhen: stepCountIs(2),
+    });
+    assert.equal(result.steps[0].content.some((p) => p.type === "tool-approval-request"), false);
+    assert.equal(await readFile(join(root, "config.txt"), "utf8"), "safe\n");
+    const outputs = model.doGenerateCalls[1].prompt.filter((m) => m.role === "tool")
+      .flatMap((m) => m.content as { type: string; output?: { type: string; value: string } }[])
+      .map((part) => part.output);
+    assert.equal(outputs[0]?.type, "error-text");
+    assert.match(outputs[0]?.value ?? "", /^Error \(denied\): /);
+  } finally {
+    await cleanup();
+  }
+});
+
+/** A model that calls `edit` once, then answers in text. */
+class EditOnceModel implements Model {
+  private turn = 0;
+  getResponse(_request: ModelRequest): Promise<ModelResponse> {
+    this.turn++;
+    return Promise.resolve({
+      usage: new Usage(),
+      output: this.turn === 1
+        ? [{
+          type: "function_call",
+          callId: "call-1",
+          name: "edit",
+          arguments: JSON.stringify(EDIT),
+          status: "completed",
+        }]
+        : [{
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "done" }],
+        }],
+    });
+  }
+  // deno-lint-ignore require-yield
+  async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
+    throw new Error("not streamed");
+  }
+}
+
+test("openai-agents: a call that asked for nothing when checked, and asks when it runs, is refused", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const results: { ok: boolean; output: string }[] = [];
+    const tools = toOpenAIAgentsTools(toolset, { onResult: (r) => results.push(r) });
+    const tools2 = tools.map((tool): OpenAIAgentsTool =>
+      tool.name !== "edit" ? tool : {
+        ...tool,
+        needsApproval: async (context, input, callId) => {
+          const answer = await tool.needsApproval(context, input, callId);
+          await writeFile(join(root, "config.txt"), "safe\n");
+          return answer;
+        },
+      }
+    );
+    const agent = new Agent({ name: "coder", tools: tools2, model: new EditOnceModel() });
+    const run = await new Runner().run(agent, "Edit");
+    assert.equal(run.interruptions.length, 0);
+    assert.equal(await readFile(join(root, "config.txt"), "utf8"), "safe\n");
+    assert.equal(results.length, 1);
+    assert.equal(results[0].ok, false);
+    assert.match(results[0].output, /^Error \(denied\): /);
+  } finally {
+    await cleanup();
+  }
+});
+
+test("ai-sdk: a consumer that stops reading a call's progress ends the call's process group", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const pidFile = join(root, "sleeper.pid");
+    const tools = toAISDKTools(toolset, { approve: () => Promise.resolve(true) });
+    const command = `echo started; ${sleeperCommand(pidFile)}`;
+    const outputs = tools.bash.execute({ command }, { toolCallId: "call-1" });
+    const iterator = outputs[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    assert.deepEqual(first.value, { status: "running", output: "started\n" });
+    const pid = await pidFrom(pidFile);
+    assert.ok(await alive(pid));
+    await iterator.return?.();
+    await until(async () => !(await alive(pid)), `the background sleep (${pid}) ending`);
+  } finally {
+    await cleanup();
+  }
+});
