@@ -158,3 +158,48 @@ test("ai-sdk: a consumer that stops reading a call's progress ends the call's pr
     await cleanup();
   }
 });
+
+test("ai-sdk: a host's toolApproval that skips the tools' own check runs no ask call unasked", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        {
+          content: [{
+            type: "tool-call",
+            toolCallId: "call-1",
+            toolName: "write",
+            input: JSON.stringify({ path: "out.txt", content: "hello\n" }),
+          }],
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage,
+          warnings: [],
+        },
+        {
+          content: [{ type: "text", text: "done" }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage,
+          warnings: [],
+        },
+      ],
+    });
+    // The host's own rule answers for read and leaves the rest "not applicable": the SDK then
+    // consults no tool's needsApproval, and the write would reach execute unasked.
+    const result = await generateText({
+      model,
+      tools: toAISDKTools(toolset),
+      toolApproval: ({ toolCall }) => toolCall.toolName === "read" ? "approved" : undefined,
+      prompt: "Write out.txt",
+      stopWhen: stepCountIs(2),
+    });
+    assert.equal(result.steps[0].content.some((p) => p.type === "tool-approval-request"), false);
+    await assert.rejects(readFile(join(root, "out.txt"), "utf8"), "nothing was written");
+    const outputs = model.doGenerateCalls[1].prompt.filter((m) => m.role === "tool")
+      .flatMap((m) => m.content as { type: string; output?: { type: string; value: string } }[])
+      .map((part) => part.output);
+    assert.equal(outputs[0]?.type, "error-text");
+    assert.match(outputs[0]!.value, /^Error \(denied\): .*not shown to the person/s);
+  } finally {
+    await cleanup();
+  }
+});

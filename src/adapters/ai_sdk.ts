@@ -16,7 +16,7 @@ import { toPassThroughSchema } from "../contract/converters.ts";
 import type { JsonSchemaRequest, PassThroughSchema } from "../contract/converters.ts";
 import { decide } from "../permissions/policy.ts";
 import { anySignal } from "../runtime/signals.ts";
-import { approvedBefore, asksApproval, UnaskedCalls } from "./shared.ts";
+import { approvedBefore, asksApproval, CallIds } from "./shared.ts";
 
 /** How the SDK asks a tool's schema for its JSON Schema. */
 export type AISDKJsonSchemaOptions = JsonSchemaRequest;
@@ -181,7 +181,10 @@ export function toAISDKTools(
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
   const tools: AISDKToolSet = {};
-  const unasked = new UnaskedCalls();
+  // The calls whose needsApproval asked. Only those run an `ask` verdict: the SDK consults
+  // needsApproval again when it resumes an approved call, and skips it altogether under a
+  // host's own toolApproval function, whose calls must not run unasked.
+  const asked = new CallIds();
   for (const definition of toolset.definitions) {
     const { name } = definition;
     const needsApproval = async (
@@ -189,7 +192,7 @@ export function toAISDKTools(
       { toolCallId }: { readonly toolCallId: string },
     ): Promise<boolean> => {
       const asks = await asksApproval(toolset, policy, name, input);
-      if (!asks) unasked.add(toolCallId);
+      if (asks) asked.add(toolCallId);
       return asks;
     };
     tools[name] = {
@@ -208,7 +211,7 @@ export function toAISDKTools(
               progress(event);
             },
             approve: options.approve ??
-              approvedBefore(policy, permissions, unasked.take(toolCallId)),
+              approvedBefore(policy, permissions, !asked.take(toolCallId)),
           }), abortSignal),
       toModelOutput: ({ output }) => ({
         type: "ok" in output && !output.ok ? "error-text" : "text",

@@ -15,7 +15,7 @@ import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import { toStrictJsonSchema } from "../contract/strict_schema.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore, asksApproval, UnaskedCalls } from "./shared.ts";
+import { approvedBefore, asksApproval, CallIds } from "./shared.ts";
 
 /** A tool's parameters in strict mode: every field required, optional ones nullable. */
 export interface OpenAIAgentsParameters {
@@ -104,7 +104,7 @@ export function toOpenAIAgentsTools(
 ): OpenAIAgentsTool[] {
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
-  const unasked = new UnaskedCalls();
+  const unasked = new CallIds();
   return toolset.definitions.map((definition): OpenAIAgentsTool => {
     const { name } = definition;
     const parameters = toStrictJsonSchema(definition.inputSchema) as OpenAIAgentsParameters;

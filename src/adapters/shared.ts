@@ -1,7 +1,7 @@
 /**
  * What the framework adapters share: whether a call waits for the
  * framework's approval flow, the approval of a call that flow already
- * approved, and the record of the calls it let through without asking.
+ * approved, and a record of the calls that flow did or did not ask about.
  *
  * @module
  */
@@ -9,27 +9,24 @@ import type { PermissionProfile } from "../contract/context.ts";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 
-/** Most call ids {@link UnaskedCalls} holds; the oldest goes first beyond it. */
-const UNASKED_LIMIT = 4096;
+/** Most call ids a {@link CallIds} holds; the oldest goes first beyond it. */
+const CALL_IDS_LIMIT = 4096;
 
 /**
- * The ids of calls the framework's approval check let through without
- * asking the person (its `needsApproval` answered false), each kept until
- * the call runs. A call's effects are prepared again when it runs, and may
- * have changed in between (a file appeared, a link was replaced); such a
- * call, if it now asks, was never shown to anyone.
+ * A bounded record of call ids, each kept until its call runs: the calls a
+ * framework's approval check let through unasked, or those it asked about.
  */
-export class UnaskedCalls {
+export class CallIds {
   readonly #ids = new Set<string>();
 
-  /** Records that the call with this id was let through unasked. */
+  /** Records the call with this id. */
   add(callId: string): void {
     this.#ids.delete(callId);
     this.#ids.add(callId);
-    if (this.#ids.size > UNASKED_LIMIT) this.#ids.delete(this.#ids.values().next().value!);
+    if (this.#ids.size > CALL_IDS_LIMIT) this.#ids.delete(this.#ids.values().next().value!);
   }
 
-  /** Whether the call with this id was let through unasked; forgets it. */
+  /** Whether the call with this id is recorded; forgets it. */
   take(callId: string): boolean {
     return this.#ids.delete(callId);
   }
@@ -39,9 +36,10 @@ export class UnaskedCalls {
  * The approver of a call that reaches `execute` after the framework's
  * approval flow: a framework runs a call whose `needsApproval` was true only
  * once the person approved it, so a call `policy` asks for is approved —
- * unless `unasked` says the framework let this call through without asking.
- * A call the toolset asks for but `policy` does not was never shown to the
- * person, and is refused.
+ * unless `unasked` says the framework's check did not ask about this call
+ * (its `needsApproval` answered no, before the files the call names changed,
+ * or was never consulted). A call the toolset asks for but `policy` does not
+ * was never shown to the person, and is refused.
  */
 export function approvedBefore(
   policy: Policy,
@@ -59,9 +57,9 @@ export function approvedBefore(
     return Promise.resolve(
       !unasked || {
         approved: false,
-        reason: "This call needed no approval when it was checked, and needs it now that it " +
-          "runs (the files it names changed in between); it was not shown to the person. " +
-          "Make the call again to have it asked.",
+        reason: "This call needs approval now that it runs, and the framework's approval " +
+          "check did not ask for it (it needed none when checked, or the check was not " +
+          "consulted); it was not shown to the person. Make the call again to have it asked.",
       },
     );
   };
