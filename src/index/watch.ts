@@ -1,0 +1,430 @@
+/**
+ * Watches a directory tree for changes and proves, on demand, that every
+ * change made so far has been reported: the freshness half of the search
+ * index.
+ *
+ * Two watchers, chosen by runtime (not by file-system backend):
+ *
+ * - **Deno**: one `Deno.watchFs` over the root and the fence directory,
+ *   recursive. One watcher is one inotify instance, so the events of both
+ *   paths arrive in one order. Deno's `node:fs` `watch` is not used: each
+ *   call opens an inotify instance of its own, and a user may hold only 128.
+ * - **Node**: one `fs.watch` per directory, which the caller adds before it
+ *   lists the directory. libuv puts every watch of the loop on one inotify
+ *   descriptor, so their events keep one order too.
+ *
+ * A *fence* writes a cookie file in the fence directory and waits for its
+ * event: the kernel queues events in the order the changes happen, so once
+ * the cookie's own event has been reported, every change made before the
+ * cookie was written has been reported as well.
+ *
+ * @module
+ */
+import { type FSWatcher, realpathSync, watch } from "node:fs";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, sep } from "node:path";
+import { clearTimeout, setTimeout } from "node:timers";
+import { isDeno } from "../runtime/checks.ts";
+
+/** Where a {@link TreeWatcher} reports what it sees. */
+export interface WatchHandlers {
+  /**
+   * An absolute path where something changed: an entry that was created,
+   * modified, removed or renamed, or a watched directory itself. Called in
+   * the order the events were delivered; the same path may come more than once.
+   */
+  changed(path: string): void;
+  /**
+   * The watcher can no longer vouch that every change was reported (its
+   * event queue overflowed, it failed, or a watch could not be added). Called
+   * once; fences resolve `false` from then on.
+   */
+  lost(reason: string): void;
+}
+
+/** A watch over a directory tree, from {@link watchTree}. */
+export interface TreeWatcher {
+  /**
+   * `true`: each directory is watched only once it is passed to `add`, which
+   * the caller does before listing it. `false`: the watch is recursive and
+   * covers new directories itself (`add` and `remove` do nothing).
+   */
+  readonly perDirectory: boolean;
+  /** Watches a directory (an absolute real path); nothing when recursive. */
+  add(directory: string): void;
+  /** Stops watching a directory and every directory below it; nothing when recursive. */
+  remove(directory: string): void;
+  /**
+   * Resolves `true` once every change made before the call has been
+   * reported through `changed`; `false` when that cannot be shown (the
+   * watcher was lost or closed, the signal aborted, or the cookie's event did
+   * not come within {@link FENCE_TIMEOUT_MS}).
+   */
+  fence(signal?: AbortSignal): Promise<boolean>;
+  /** Ends every watch and pending fence, and removes the fence directory when it was made here. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link watchTree}. */
+export interface WatchTreeOptions {
+  /**
+   * Where fence cookies are written; neither the root, nor inside it, nor
+   * holding it. Default: a new directory in the OS temporary directory,
+   * removed by `close`.
+   */
+  readonly fenceDirectory?: string;
+}
+
+/** How long a fence waits for its cookie's events before it resolves `false`. */
+export const FENCE_TIMEOUT_MS = 5_000;
+
+/**
+ * Watches `root` (an absolute real path) and reports changes to `handlers`.
+ *
+ * @throws {TypeError} when the fence directory is the root, inside it, or holds it.
+ * @example
+ * ```ts
+ * import { watchTree } from "./watch.ts";
+ *
+ * const root = await Deno.makeTempDir();
+ * const seen: string[] = [];
+ * const watcher = await watchTree(root, {
+ *   changed: (path) => seen.push(path),
+ *   lost: () => {},
+ * });
+ * watcher.add(root);
+ * await Deno.writeTextFile(`${root}/a.txt`, "a");
+ * if (await watcher.fence()) console.log(seen.includes(`${root}/a.txt`)); // true
+ * await watcher.close();
+ * ```
+ */
+export async function watchTree(
+  root: string,
+  handlers: WatchHandlers,
+  options: WatchTreeOptions = {},
+): Promise<TreeWatcher> {
+  const given = options.fenceDirectory;
+  const fenceDirectory = given === undefined
+    ? await realpath(await mkdtemp(join(tmpdir(), "openwork-index-")))
+    : await realpath(given);
+  const made = given === undefined;
+  try {
+    if (within(fenceDirectory, root)) {
+      throw new TypeError(
+        `the fence directory ${fenceDirectory} is inside the watched tree ${root}: ` +
+          "its cookie files would show in searches; choose a directory outside it",
+      );
+    }
+    if (within(root, fenceDirectory)) {
+      throw new TypeError(
+        `the fence directory ${fenceDirectory} holds the watched tree ${root}: ` +
+          "choose a directory beside it, not above it",
+      );
+    }
+    const fences = new Fences(fenceDirectory, handlers);
+    const watcher = isDeno ? denoWatcher(root, fences) : nodeWatcher(fences);
+    return {
+      perDirectory: watcher.perDirectory,
+      add: (directory) => watcher.add(directory),
+      remove: (directory) => watcher.remove(directory),
+      fence: (signal) => fences.fence(signal),
+      async close() {
+        if (fences.closed) return;
+        fences.close();
+        await watcher.close();
+        if (made) await rm(fenceDirectory, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    if (made) await rm(fenceDirectory, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Whether `path` is `directory` or below it. */
+function within(path: string, directory: string): boolean {
+  return path === directory ||
+    path.startsWith(directory.endsWith(sep) ? directory : directory + sep);
+}
+
+/** The runtime half of a watcher: its watches, without the fences. */
+interface Watches {
+  readonly perDirectory: boolean;
+  add(directory: string): void;
+  remove(directory: string): void;
+  close(): Promise<void>;
+}
+
+/** One waiter for a cookie's next event. */
+type Waiter = (seen: boolean) => void;
+
+/**
+ * The cookies of one watcher and the state they depend on: whether the
+ * watcher still vouches for its events (not lost, not closed).
+ */
+class Fences {
+  /** Fences waiting for their cookie's next event, by cookie name. */
+  readonly #waiting = new Map<string, Waiter>();
+  /** Unique to this watcher, so that a shared fence directory never confuses two. */
+  readonly #prefix = `fence-${randomUUID().slice(0, 8)}-`;
+  #count = 0;
+  #lost = false;
+  closed = false;
+
+  constructor(readonly directory: string, readonly handlers: WatchHandlers) {}
+
+  /** Reports a change below the root, unless the watcher was closed. */
+  changed(path: string): void {
+    if (!this.closed) this.handlers.changed(path);
+  }
+
+  /** Reports the loss once and fails every fence, now and later. */
+  lose(reason: string): void {
+    if (this.#lost || this.closed) return;
+    this.#lost = true;
+    this.#settleAll();
+    this.handlers.lost(reason);
+  }
+
+  /** An event for `path` in the fence directory: wakes the fence waiting on that cookie. */
+  cookie(path: string): void {
+    if (path === this.directory) {
+      // The directory itself was removed or renamed: cookies can no longer be seen.
+      this.lose(`the fence directory ${this.directory} changed`);
+      return;
+    }
+    if (dirname(path) !== this.directory) return;
+    const name = basename(path);
+    const waiter = this.#waiting.get(name);
+    if (waiter === undefined) return;
+    this.#waiting.delete(name);
+    waiter(true);
+  }
+
+  /** Ends every pending fence with `false`; later fences resolve `false` at once. */
+  close(): void {
+    this.closed = true;
+    this.#settleAll();
+  }
+
+  #settleAll(): void {
+    const waiters = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const waiter of waiters) waiter(false);
+  }
+
+  async fence(signal?: AbortSignal): Promise<boolean> {
+    if (this.#lost || this.closed || signal?.aborted) return false;
+    const name = `${this.#prefix}${++this.#count}`;
+    const path = join(this.directory, name);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    // One deadline for the whole fence: it ends whichever wait is pending.
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), FENCE_TIMEOUT_MS);
+      timer.unref();
+      onAbort = () => resolve(false);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    /** Waits for the cookie's next event; registered before the change that causes it. */
+    const next = () =>
+      new Promise<boolean>((resolve) => {
+        if (this.#lost || this.closed) resolve(false);
+        else this.#waiting.set(name, resolve);
+      });
+    let written = false;
+    try {
+      const created = next();
+      try {
+        await writeFile(path, "", { flag: "wx" });
+        written = true;
+      } catch {
+        return false;
+      }
+      if (!await Promise.race([created, expired])) return false;
+      // Waiting for the removal's event as well makes the fence span two
+      // reads of the event queue: a recursive watcher adds its watches on the
+      // directories created in one read before it makes the next, so every
+      // directory whose creation came before the fence is watched once it resolves.
+      const removed = next();
+      await rm(path, { force: true });
+      written = false;
+      return await Promise.race([removed, expired]);
+    } finally {
+      this.#waiting.delete(name);
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+      if (written) await rm(path, { force: true }).catch(() => {});
+    }
+  }
+}
+
+/** The message of an error, for a loss reason. */
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What this module uses of Deno's file watcher (declared here: the npm build has no Deno types). */
+interface DenoFsEvent {
+  readonly kind: string;
+  readonly paths: readonly string[];
+  readonly flag?: string | null;
+}
+interface DenoFsWatcher extends AsyncIterable<DenoFsEvent> {
+  close(): void;
+}
+interface DenoWatchApi {
+  watchFs(paths: string[], options: { recursive: boolean }): DenoFsWatcher;
+}
+
+/**
+ * One recursive `Deno.watchFs` over the root and the fence directory.
+ *
+ * Its backend (notify's inotify watcher) follows symbolic links to
+ * directories when it adds recursive watches, and keeps one path per
+ * watched directory: a directory reachable both directly and through a link
+ * in the tree may report its events under the link's path. So each event's
+ * directory is also resolved to its real path, and the real path is
+ * reported as well when it differs and lies in the tree.
+ *
+ * Events of kind `access` are not reported: reading a file is not a change,
+ * and every write that changes content also yields a `modify` event.
+ */
+function denoWatcher(root: string, fences: Fences): Watches {
+  const deno = (globalThis as unknown as { Deno: DenoWatchApi }).Deno;
+  const watcher = deno.watchFs([root, fences.directory], { recursive: true });
+  /** Real paths of event directories, kept until an event may have changed a link. */
+  const real = new Map<string, string | null>();
+  const realDirectory = (directory: string): string | null => {
+    let found = real.get(directory);
+    if (found === undefined) {
+      try {
+        found = realpathSync(directory);
+      } catch {
+        found = null;
+      }
+      real.set(directory, found);
+    }
+    return found;
+  };
+  const report = (path: string) => {
+    fences.changed(path);
+    if (path === root) return;
+    const directory = dirname(path);
+    const resolved = realDirectory(directory);
+    if (resolved !== null && resolved !== directory) {
+      const alias = join(resolved, basename(path));
+      if (within(alias, root)) fences.changed(alias);
+    }
+  };
+  const pump = (async () => {
+    try {
+      for await (const event of watcher) {
+        if (event.flag === "rescan") {
+          fences.lose("the watcher's event queue overflowed");
+          continue;
+        }
+        if (event.kind === "access") continue;
+        if (event.kind !== "modify") real.clear();
+        for (const path of event.paths) {
+          if (within(path, fences.directory)) fences.cookie(path);
+          else if (within(path, root)) report(path);
+        }
+      }
+    } catch (error) {
+      fences.lose(`the watcher failed: ${describe(error)}`);
+    }
+    // The iterator ends only when the watcher is closed.
+    fences.lose("the watcher stopped");
+  })();
+  return {
+    perDirectory: false,
+    add() {},
+    remove() {},
+    async close() {
+      try {
+        watcher.close();
+      } catch {
+        // Already closed.
+      }
+      await pump;
+    },
+  };
+}
+
+/**
+ * One `fs.watch` per directory added, and one on the fence directory.
+ *
+ * Best effort under overflow: libuv drops the kernel's queue-overflow event
+ * (IN_Q_OVERFLOW comes with watch descriptor -1, which matches no watcher, so
+ * `uv__inotify_read` skips it as stale), so Node never tells that events
+ * were lost when the queue (`fs.inotify.max_queued_events`) filled up.
+ */
+function nodeWatcher(fences: Fences): Watches {
+  const watches = new Map<string, FSWatcher>();
+  const open = (directory: string, onEvent: (name: string | null) => void): FSWatcher => {
+    const watcher = watch(directory, { persistent: false }, (_type, name) => {
+      onEvent(typeof name === "string" ? name : null);
+    });
+    watcher.on("error", (error: unknown) => {
+      if (directory === fences.directory) {
+        fences.lose(`the fence directory's watch failed: ${describe(error)}`);
+        return;
+      }
+      // A watched directory that was removed is a change, not a loss.
+      let exists = true;
+      try {
+        realpathSync(directory);
+      } catch {
+        exists = false;
+      }
+      if (exists) fences.lose(`the watch on ${directory} failed: ${describe(error)}`);
+      else fences.changed(directory);
+      watcher.close();
+      if (watches.get(directory) === watcher) watches.delete(directory);
+    });
+    return watcher;
+  };
+  const fenceWatch = open(fences.directory, (name) => {
+    fences.cookie(name === null ? fences.directory : join(fences.directory, name));
+  });
+  return {
+    perDirectory: true,
+    add(directory) {
+      if (fences.closed || watches.has(directory)) return;
+      try {
+        const leaf = basename(directory);
+        watches.set(
+          directory,
+          open(directory, (name) => {
+            if (name === null) return fences.changed(directory);
+            fences.changed(join(directory, name));
+            // Events on the watched directory itself carry its own name.
+            if (name === leaf) fences.changed(directory);
+          }),
+        );
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        // A directory that vanished (or is no longer one) before it was watched: a change.
+        if (code === "ENOENT" || code === "ENOTDIR") fences.changed(directory);
+        else fences.lose(`cannot watch ${directory}: ${describe(error)}`);
+      }
+    },
+    remove(directory) {
+      for (const [path, watcher] of watches) {
+        if (within(path, directory)) {
+          watcher.close();
+          watches.delete(path);
+        }
+      }
+    },
+    close() {
+      for (const watcher of watches.values()) watcher.close();
+      watches.clear();
+      fenceWatch.close();
+      return Promise.resolve();
+    },
+  };
+}
