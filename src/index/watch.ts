@@ -133,6 +133,7 @@ export async function watchTree(
       async close() {
         if (fences.closed) return;
         fences.close();
+        await fences.settled();
         await watcher.close();
         if (made) await rm(fenceDirectory, { recursive: true, force: true });
       },
@@ -169,6 +170,8 @@ class Fences {
   readonly #waiting = new Map<string, Waiter>();
   /** Unique to this watcher, so that a shared fence directory never confuses two. */
   readonly #prefix = `fence-${randomUUID().slice(0, 8)}-`;
+  /** Fences under way, which `settled` waits for. */
+  readonly #pending = new Set<Promise<boolean>>();
   #count = 0;
   #lost = false;
   closed = false;
@@ -215,8 +218,19 @@ class Fences {
     for (const waiter of waiters) waiter(false);
   }
 
-  async fence(signal?: AbortSignal): Promise<boolean> {
-    if (this.#lost || this.closed || signal?.aborted) return false;
+  /** Resolves once every fence under way has ended (after `close`, at once). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+
+  fence(signal?: AbortSignal): Promise<boolean> {
+    if (this.#lost || this.closed || signal?.aborted) return Promise.resolve(false);
+    const fence = this.#fence(signal);
+    this.#pending.add(fence);
+    return fence.finally(() => this.#pending.delete(fence));
+  }
+
+  async #fence(signal?: AbortSignal): Promise<boolean> {
     const name = `${this.#prefix}${++this.#count}`;
     const path = join(this.directory, name);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -249,7 +263,11 @@ class Fences {
       // directories created in one read before it makes the next, so every
       // directory whose creation came before the fence is watched once it resolves.
       const removed = next();
-      await rm(path, { force: true });
+      try {
+        await rm(path, { force: true });
+      } catch {
+        return false;
+      }
       written = false;
       return await Promise.race([removed, expired]);
     } finally {
