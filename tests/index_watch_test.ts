@@ -281,3 +281,41 @@ test("watch: the watcher is recursive on Deno and per directory on Node", async 
     await dir.cleanup();
   }
 });
+
+/** Deno's own test runner, whose sanitizers `node:test` tests do not get. */
+const deno = (globalThis as {
+  Deno?: {
+    test(definition: {
+      name: string;
+      sanitizeOps: boolean;
+      sanitizeResources: boolean;
+      fn(): Promise<void>;
+    }): void;
+  };
+}).Deno;
+
+if (deno !== undefined) {
+  deno.test({
+    name: "watch: close leaves no watcher, pending operation or timer behind (Deno sanitizers)",
+    sanitizeOps: true,
+    sanitizeResources: true,
+    async fn() {
+      const dir = await tempDir();
+      const root = join(dir.path, "repo");
+      await fs.mkdir(join(root, "sub"), { recursive: true });
+      const { watcher, changed, losses } = await track(root);
+      try {
+        await fs.writeFile(join(root, "sub", "file.txt"), "text\n");
+        assert.equal(await watcher.fence(), true);
+        assert.ok(changed.includes(join(root, "sub", "file.txt")));
+        const pending = watcher.fence();
+        await watcher.close();
+        assert.equal(await pending, false);
+        assert.deepEqual(losses, []);
+      } finally {
+        await watcher.close();
+        await dir.cleanup();
+      }
+    },
+  });
+}
