@@ -6,6 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
@@ -278,6 +279,44 @@ test("watch: the watcher is recursive on Deno and per directory on Node", async 
     assert.equal(watcher.perDirectory, !underDeno);
     await watcher.close();
   } finally {
+    await dir.cleanup();
+  }
+});
+
+test("watch: a burst larger than the kernel's event queue is reported in full, or the watch is lost", async () => {
+  const dir = await tempDir();
+  const root = join(dir.path, "repo");
+  await fs.mkdir(root);
+  let queue = 16384;
+  try {
+    queue = Number((await fs.readFile("/proc/sys/fs/inotify/max_queued_events", "utf8")).trim());
+  } catch {
+    // Not Linux: the default size.
+  }
+  const files = Math.min(queue + 5000, 100_000);
+  const { watcher, changed, losses } = await track(root);
+  try {
+    await watchBelow(watcher, root);
+    // The calling thread blocks while the files are made: no event is read meanwhile.
+    const made = spawnSync("bash", [
+      "-c",
+      'cd "$1" && for ((i = 0; i < $2; i++)); do : > "f$i"; done',
+      "sh",
+      root,
+      String(files),
+    ]);
+    assert.equal(made.status, 0);
+    const fenced = await watcher.fence();
+    if (losses.length > 0) {
+      assert.equal(fenced, false);
+      assert.equal(await watcher.fence(), false);
+    } else {
+      assert.equal(fenced, true);
+      const expected = Array.from({ length: files }, (_, i) => join(root, `f${i}`));
+      assert.deepEqual(missing(changed, expected).length, 0);
+    }
+  } finally {
+    await watcher.close();
     await dir.cleanup();
   }
 });

@@ -20,12 +20,12 @@
  *
  * @module
  */
-import { type FSWatcher, realpathSync, watch } from "node:fs";
+import { type FSWatcher, readFileSync, realpathSync, watch } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, sep } from "node:path";
-import { clearTimeout, setTimeout } from "node:timers";
+import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { isDeno } from "../runtime/checks.ts";
 
 /** Where a {@link TreeWatcher} reports what it sees. */
@@ -378,12 +378,26 @@ function denoWatcher(root: string, fences: Fences): Watches {
  * Best effort under overflow: libuv drops the kernel's queue-overflow event
  * (IN_Q_OVERFLOW comes with watch descriptor -1, which matches no watcher, so
  * `uv__inotify_read` skips it as stale), so Node never tells that events
- * were lost when the queue (`fs.inotify.max_queued_events`) filled up.
+ * were lost when the queue (`fs.inotify.max_queued_events`) filled up. What
+ * can be seen is the burst: libuv drains the whole queue in one turn of the
+ * event loop, so when half a full queue's worth of events arrives in one
+ * turn, the queue may have overflowed, and the watcher is lost. A queue that
+ * overflowed mostly with events of other watches of the process, or of
+ * watches already removed, goes unseen.
  */
 function nodeWatcher(fences: Fences): Watches {
   const watches = new Map<string, FSWatcher>();
+  const burstLimit = Math.max(1, Math.floor(queuedEventsLimit() / 2));
+  let burst = 0;
+  const count = () => {
+    if (burst++ === 0) setImmediate(() => burst = 0);
+    if (burst === burstLimit) {
+      fences.lose(`${burst} events arrived at once: the kernel's event queue may have overflowed`);
+    }
+  };
   const open = (directory: string, onEvent: (name: string | null) => void): FSWatcher => {
     const watcher = watch(directory, { persistent: false }, (_type, name) => {
+      count();
       onEvent(typeof name === "string" ? name : null);
     });
     watcher.on("error", (error: unknown) => {
@@ -445,4 +459,14 @@ function nodeWatcher(fences: Fences): Watches {
       return Promise.resolve();
     },
   };
+}
+
+/** How many events the kernel queues for one inotify instance before it drops them (Linux); otherwise no limit. */
+function queuedEventsLimit(): number {
+  try {
+    const limit = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8").trim());
+    return Number.isSafeInteger(limit) && limit > 0 ? limit : Infinity;
+  } catch {
+    return Infinity;
+  }
 }
