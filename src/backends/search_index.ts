@@ -45,7 +45,8 @@ import { indexQuery } from "../index/query.ts";
 import type { IndexQuery } from "../index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/segment.ts";
 import type { Segment } from "../index/segment.ts";
-import { watchTree } from "../index/watch.ts";
+// The runtime's watcher: the package manifest maps this (see `backends/defaults/deno.ts`).
+import { defaultWatchTree } from "#default-backends";
 import type { TreeWatcher, WatchHandlers } from "../index/watch.ts";
 
 /** Options of a session's search index (`createSession({ searchIndex })`). */
@@ -62,8 +63,7 @@ export interface SearchIndexOptions {
    */
   readonly memoryLimit?: number;
   /**
-   * The watcher to use (default: the runtime's own, `watchTree` of
-   * `src/index/watch.ts`); a host or a test may bring another.
+   * The watcher to use (default: the runtime's own); a host or a test may bring another.
    */
   readonly watch?: (
     root: string,
@@ -365,7 +365,7 @@ export class SearchIndex {
         },
         lost: (reason) => this.#lost(`the watcher lost track: ${reason}`, generation),
       };
-      const watch = this.#options.watch ?? watchTree;
+      const watch = this.#options.watch ?? defaultWatchTree;
       const fenceDirectory = this.#options.fenceDirectory;
       const watcher = await watch(
         this.#rootReal,

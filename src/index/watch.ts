@@ -32,9 +32,9 @@ export interface TreeWatcher {
   close(): Promise<void>;
 }
 
-/** Watches a tree. */
-export function watchTree(
-  root: string,
+/** Watches a tree with node:fs, one watch per directory. */
+export function watchTreeNode(
+  _root: string,
   handlers: WatchHandlers,
   options: { readonly fenceDirectory?: string } = {},
 ): Promise<TreeWatcher> {
@@ -69,33 +69,7 @@ export function watchTree(
     return ok;
   };
   if (isDeno) {
-    // deno-lint-ignore no-explicit-any
-    const D = (globalThis as any).Deno;
-    const watcher = D.watchFs([root, fenceDirectory], { recursive: true });
-    const loop = (async () => {
-      try {
-        for await (const event of watcher) {
-          if (event.flag === "rescan") handlers.lost("overflow");
-          for (const path of event.paths) seen(path);
-        }
-      } catch (error) {
-        if (!closed) handlers.lost(String(error));
-      }
-    })();
-    return Promise.resolve({
-      perDirectory: false,
-      add() {},
-      remove() {},
-      fence,
-      async close() {
-        closed = true;
-        watcher.close();
-        await loop;
-        if (options.fenceDirectory === undefined) {
-          rmSync(fenceDirectory, { recursive: true, force: true });
-        }
-      },
-    });
+    throw new TypeError("Under Deno, the tree watcher is the Deno backend's (Deno.watchFs).");
   }
   const watchers = new Map<string, FSWatcher>();
   const add = (directory: string) => {
