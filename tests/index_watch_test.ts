@@ -1,8 +1,9 @@
 /**
- * The search index's tree watcher: every change made before a fence is
- * reported by the time the fence resolves, new directories are watched,
- * removals are changes, and closing leaves nothing behind. On Deno it is one
- * recursive `Deno.watchFs`; on Node one `fs.watch` per directory.
+ * The search index's tree watcher, the runtime's own (`#default-backends`):
+ * every change made before a fence is reported by the time the fence
+ * resolves, new directories are watched, removals are changes, and closing
+ * leaves nothing behind. On Deno it is one recursive `Deno.watchFs`; on Node
+ * one `fs.watch` per directory.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -10,8 +11,9 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import { type TreeWatcher, watchTree } from "../src/index/watch.ts";
-import { sh, tempDir, underDeno } from "./helpers.ts";
+import { type TreeWatcher, watchTreeNode } from "../src/index/watch.ts";
+import { defaultWatchTree as watchTree } from "#default-backends";
+import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 
 /** A watcher over `root` with the paths it reported and the losses it declared. */
 async function track(root: string, fenceDirectory?: string) {
@@ -317,6 +319,39 @@ test("watch: a burst larger than the kernel's event queue is reported in full, o
     }
   } finally {
     await watcher.close();
+    await dir.cleanup();
+  }
+});
+
+test("watch: a change in a directory also reached through a link in the tree is reported at its real path", async () => {
+  const dir = await tempDir();
+  const root = join(dir.path, "repo");
+  await fs.mkdir(join(root, "real"), { recursive: true });
+  // Several links, so that whichever order a recursive watcher meets them in, one comes after the real path.
+  for (const name of ["a", "b", "c", "d", "e", "f"]) {
+    await fs.mkdir(join(root, name));
+    await symlinkOnDisk("../real", join(root, name, "link"));
+  }
+  const { watcher, changed, losses } = await track(root);
+  try {
+    await watchBelow(watcher, root);
+    await fs.writeFile(join(root, "real", "file.txt"), "text\n");
+    assert.equal(await watcher.fence(), true);
+    assert.deepEqual(missing(changed, [join(root, "real", "file.txt")]), []);
+    assert.deepEqual(losses, []);
+  } finally {
+    await watcher.close();
+    await dir.cleanup();
+  }
+});
+
+test("watch: node:fs watches are refused under Deno (one inotify instance each)", async () => {
+  const dir = await tempDir();
+  try {
+    const started = watchTreeNode(dir.path, { changed() {}, lost() {} });
+    if (underDeno) await assert.rejects(started, TypeError);
+    else await (await started).close();
+  } finally {
     await dir.cleanup();
   }
 });

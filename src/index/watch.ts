@@ -1,12 +1,13 @@
 /**
  * Watches a directory tree for changes and proves, on demand, that every
  * change made so far has been reported: the freshness half of the search
- * index.
+ * index. This module holds the contract ({@link TreeWatcher}), the fences
+ * every watcher shares ({@link fencedWatcher}) and Node's watcher
+ * ({@link watchTreeNode}); Deno's is `backends/deno/watch.ts`, and
+ * `#default-backends` picks one by runtime, not by file-system backend.
  *
- * Two watchers, chosen by runtime (not by file-system backend):
- *
- * - **Deno**: one `Deno.watchFs` over the root and the fence directory,
- *   recursive. One watcher is one inotify instance, so the events of both
+ * - **Deno**: one recursive `Deno.watchFs` over the root and the fence
+ *   directory. One watcher is one inotify instance, so the events of both
  *   paths arrive in one order. Deno's `node:fs` `watch` is not used: each
  *   call opens an inotify instance of its own, and a user may hold only 128.
  * - **Node**: one `fs.watch` per directory, which the caller adds before it
@@ -18,7 +19,7 @@
  * the cookie's own event has been reported, every change made before the
  * cookie was written has been reported as well.
  *
- * @module
+ @module
  */
 import { type FSWatcher, readFileSync, realpathSync, watch } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
@@ -81,29 +82,33 @@ export interface WatchTreeOptions {
 export const FENCE_TIMEOUT_MS = 5_000;
 
 /**
- * Watches `root` (an absolute real path) and reports changes to `handlers`.
+ * A tree watcher made of a runtime's watches and the fences every watcher
+ * shares: it makes (or checks) the fence directory, starts the watches with
+ * `start`, and on `close` ends the fences, then the watches, then removes the
+ * fence directory when it made it.
  *
  * @throws {TypeError} when the fence directory is the root, inside it, or holds it.
  * @example
  * ```ts
- * import { watchTree } from "./watch.ts";
+ * import { fencedWatcher } from "./watch.ts";
  *
  * const root = await Deno.makeTempDir();
- * const seen: string[] = [];
- * const watcher = await watchTree(root, {
- *   changed: (path) => seen.push(path),
- *   lost: () => {},
- * });
- * watcher.add(root);
- * await Deno.writeTextFile(`${root}/a.txt`, "a");
- * if (await watcher.fence()) console.log(seen.includes(`${root}/a.txt`)); // true
+ * // Watches that report nothing: every fence times out.
+ * const watcher = await fencedWatcher(root, { changed() {}, lost() {} }, {}, () => ({
+ *   perDirectory: true,
+ *   add() {},
+ *   remove() {},
+ *   close: () => Promise.resolve(),
+ * }));
  * await watcher.close();
+ * console.log(await watcher.fence()); // false
  * ```
  */
-export async function watchTree(
+export async function fencedWatcher(
   root: string,
   handlers: WatchHandlers,
-  options: WatchTreeOptions = {},
+  options: WatchTreeOptions,
+  start: (events: FenceEvents) => Watches,
 ): Promise<TreeWatcher> {
   const given = options.fenceDirectory;
   const fenceDirectory = given === undefined
@@ -111,30 +116,30 @@ export async function watchTree(
     : await realpath(given);
   const made = given === undefined;
   try {
-    if (within(fenceDirectory, root)) {
+    if (isWithin(fenceDirectory, root)) {
       throw new TypeError(
         `the fence directory ${fenceDirectory} is inside the watched tree ${root}: ` +
           "its cookie files would show in searches; choose a directory outside it",
       );
     }
-    if (within(root, fenceDirectory)) {
+    if (isWithin(root, fenceDirectory)) {
       throw new TypeError(
         `the fence directory ${fenceDirectory} holds the watched tree ${root}: ` +
           "choose a directory beside it, not above it",
       );
     }
     const fences = new Fences(fenceDirectory, handlers);
-    const watcher = isDeno ? denoWatcher(root, fences) : nodeWatcher(fences);
+    const watches = start(fences);
     return {
-      perDirectory: watcher.perDirectory,
-      add: (directory) => watcher.add(directory),
-      remove: (directory) => watcher.remove(directory),
+      perDirectory: watches.perDirectory,
+      add: (directory) => watches.add(directory),
+      remove: (directory) => watches.remove(directory),
       fence: (signal) => fences.fence(signal),
       async close() {
         if (fences.closed) return;
         fences.close();
         await fences.settled();
-        await watcher.close();
+        await watches.close();
         if (made) await rm(fenceDirectory, { recursive: true, force: true });
       },
     };
@@ -144,18 +149,78 @@ export async function watchTree(
   }
 }
 
-/** Whether `path` is `directory` or below it. */
-function within(path: string, directory: string): boolean {
+/**
+ * Watches `root` (an absolute real path) with one `fs.watch` per directory
+ * added, and reports changes to `handlers`. Not under Deno, where each
+ * `fs.watch` takes an inotify instance of its own: there the watcher is
+ * `watchTreeDeno` (`backends/deno/watch.ts`).
+ *
+ * @throws {TypeError} under Deno, or when the fence directory is the root, inside it, or holds it.
+ * @example
+ * ```ts ignore
+ * import { watchTreeNode } from "./watch.ts";
+ * import { mkdtemp, writeFile } from "node:fs/promises";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ *
+ * const root = await mkdtemp(join(tmpdir(), "tree-"));
+ * const seen: string[] = [];
+ * const watcher = await watchTreeNode(root, {
+ *   changed: (path) => seen.push(path),
+ *   lost: () => {},
+ * });
+ * watcher.add(root);
+ * await writeFile(join(root, "a.txt"), "a");
+ * if (await watcher.fence()) console.log(seen.includes(join(root, "a.txt"))); // true
+ * await watcher.close();
+ * ```
+ */
+export function watchTreeNode(
+  root: string,
+  handlers: WatchHandlers,
+  options: WatchTreeOptions = {},
+): Promise<TreeWatcher> {
+  if (isDeno) {
+    return Promise.reject(
+      new TypeError(
+        "node:fs watches are not used under Deno, where each takes an inotify instance " +
+          "of its own (a user may hold 128): use Deno's watcher (watchTreeDeno)",
+      ),
+    );
+  }
+  return fencedWatcher(root, handlers, options, nodeWatches);
+}
+
+/** Whether `path` is `directory` or below it (both absolute, normalized). */
+export function isWithin(path: string, directory: string): boolean {
   return path === directory ||
     path.startsWith(directory.endsWith(sep) ? directory : directory + sep);
 }
 
-/** The runtime half of a watcher: its watches, without the fences. */
-interface Watches {
+/** The runtime half of a tree watcher: its watches, without the fences (see {@link fencedWatcher}). */
+export interface Watches {
+  /** As {@link TreeWatcher.perDirectory}. */
   readonly perDirectory: boolean;
+  /** As {@link TreeWatcher.add}. */
   add(directory: string): void;
+  /** As {@link TreeWatcher.remove}. */
   remove(directory: string): void;
+  /** Ends every watch (and, for an event stream, waits for it to end). */
   close(): Promise<void>;
+}
+
+/** Where a runtime's watches send what they see (see {@link fencedWatcher}). */
+export interface FenceEvents {
+  /** The fence directory (a real path): events below it are cookies, not changes. */
+  readonly directory: string;
+  /** Whether the watcher was closed. */
+  readonly closed: boolean;
+  /** A change below the root. */
+  changed(path: string): void;
+  /** An event for a path in the fence directory (or for the directory itself). */
+  cookie(path: string): void;
+  /** The watches can no longer vouch for their events. */
+  lose(reason: string): void;
 }
 
 /** One waiter for a cookie's next event. */
@@ -165,7 +230,7 @@ type Waiter = (seen: boolean) => void;
  * The cookies of one watcher and the state they depend on: whether the
  * watcher still vouches for its events (not lost, not closed).
  */
-class Fences {
+class Fences implements FenceEvents {
   /** Fences waiting for their cookie's next event, by cookie name. */
   readonly #waiting = new Map<string, Waiter>();
   /** Unique to this watcher, so that a shared fence directory never confuses two. */
@@ -280,96 +345,8 @@ class Fences {
 }
 
 /** The message of an error, for a loss reason. */
-function describe(error: unknown): string {
+export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** What this module uses of Deno's file watcher (declared here: the npm build has no Deno types). */
-interface DenoFsEvent {
-  readonly kind: string;
-  readonly paths: readonly string[];
-  readonly flag?: string | null;
-}
-interface DenoFsWatcher extends AsyncIterable<DenoFsEvent> {
-  close(): void;
-}
-interface DenoWatchApi {
-  watchFs(paths: string[], options: { recursive: boolean }): DenoFsWatcher;
-}
-
-/**
- * One recursive `Deno.watchFs` over the root and the fence directory.
- *
- * Its backend (notify's inotify watcher) follows symbolic links to
- * directories when it adds recursive watches, and keeps one path per
- * watched directory: a directory reachable both directly and through a link
- * in the tree may report its events under the link's path. So each event's
- * directory is also resolved to its real path, and the real path is
- * reported as well when it differs and lies in the tree.
- *
- * Events of kind `access` are not reported: reading a file is not a change,
- * and every write that changes content also yields a `modify` event.
- */
-function denoWatcher(root: string, fences: Fences): Watches {
-  const deno = (globalThis as unknown as { Deno: DenoWatchApi }).Deno;
-  const watcher = deno.watchFs([root, fences.directory], { recursive: true });
-  /** Real paths of event directories, kept until an event may have changed a link. */
-  const real = new Map<string, string | null>();
-  const realDirectory = (directory: string): string | null => {
-    let found = real.get(directory);
-    if (found === undefined) {
-      try {
-        found = realpathSync(directory);
-      } catch {
-        found = null;
-      }
-      real.set(directory, found);
-    }
-    return found;
-  };
-  const report = (path: string) => {
-    fences.changed(path);
-    if (path === root) return;
-    const directory = dirname(path);
-    const resolved = realDirectory(directory);
-    if (resolved !== null && resolved !== directory) {
-      const alias = join(resolved, basename(path));
-      if (within(alias, root)) fences.changed(alias);
-    }
-  };
-  const pump = (async () => {
-    try {
-      for await (const event of watcher) {
-        if (event.flag === "rescan") {
-          fences.lose("the watcher's event queue overflowed");
-          continue;
-        }
-        if (event.kind === "access") continue;
-        if (event.kind !== "modify") real.clear();
-        for (const path of event.paths) {
-          if (within(path, fences.directory)) fences.cookie(path);
-          else if (within(path, root)) report(path);
-        }
-      }
-    } catch (error) {
-      fences.lose(`the watcher failed: ${describe(error)}`);
-    }
-    // The iterator ends only when the watcher is closed.
-    fences.lose("the watcher stopped");
-  })();
-  return {
-    perDirectory: false,
-    add() {},
-    remove() {},
-    async close() {
-      try {
-        watcher.close();
-      } catch {
-        // Already closed.
-      }
-      await pump;
-    },
-  };
 }
 
 /**
@@ -385,7 +362,7 @@ function denoWatcher(root: string, fences: Fences): Watches {
  * overflowed mostly with events of other watches of the process, or of
  * watches already removed, goes unseen.
  */
-function nodeWatcher(fences: Fences): Watches {
+function nodeWatches(fences: FenceEvents): Watches {
   const watches = new Map<string, FSWatcher>();
   const burstLimit = Math.max(1, Math.floor(queuedEventsLimit() / 2));
   let burst = 0;
@@ -446,7 +423,7 @@ function nodeWatcher(fences: Fences): Watches {
     },
     remove(directory) {
       for (const [path, watcher] of watches) {
-        if (within(path, directory)) {
+        if (isWithin(path, directory)) {
           watcher.close();
           watches.delete(path);
         }
