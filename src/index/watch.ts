@@ -69,7 +69,7 @@ export function watchTreeNode(
     return ok;
   };
   if (isDeno) {
-    throw new TypeError("Under Deno, the tree watcher is the Deno backend's (Deno.watchFs).");
+    throw new TypeError("Under Deno, the tree watcher is the Deno one (watchFs).");
   }
   const watchers = new Map<string, FSWatcher>();
   const add = (directory: string) => {
