@@ -54,7 +54,7 @@ export function watchTreeNode(
     const cookie = join(fenceDirectory, `fence-${++count}`);
     const arrived = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), 5000);
-      (timer as { unref?: () => void }).unref?.();
+      // Referenced: a pending fence (a search waiting for its answer) keeps the process alive.
       cookies.set(cookie, () => {
         clearTimeout(timer);
         resolve(true);
