@@ -1,0 +1,282 @@
+/**
+ * Immutable content-index segments: for a batch of files, which files hold
+ * each gram of bytes. A gram is three consecutive bytes with ASCII `A`–`Z`
+ * folded to `a`–`z`, hashed into {@link GRAM_KEYS} keys (a collision only
+ * adds candidates, it never loses one). A file is a candidate for a literal
+ * when it holds every gram of the literal.
+ *
+ * A segment is plain data (typed arrays and a count), so it crosses from a
+ * worker thread with its buffers transferred.
+ *
+ * @module
+ */
+import type { IndexQuery } from "./query.ts";
+
+/** Most files in one segment: local ids are 16-bit. */
+export const MAX_SEGMENT_FILES = 65535;
+
+/** Bits of a gram key. */
+const KEY_BITS = 21;
+
+/** Number of distinct gram keys. */
+export const GRAM_KEYS: number = 1 << KEY_BITS;
+
+/** The posting lists of one batch of files. */
+export interface Segment {
+  /** Number of files; local ids are 0..files-1 in the order they were added. */
+  readonly files: number;
+  /** Sorted distinct gram keys present in the segment. */
+  readonly keys: Uint32Array;
+  /** `keys.length + 1` entries: the postings of `keys[i]` are `offsets[i]`..`offsets[i+1]`. */
+  readonly offsets: Uint32Array;
+  /** Local ids, ascending within each key. */
+  readonly postings: Uint16Array;
+}
+
+/** ASCII letters folded to lower case; every other byte unchanged. */
+const FOLD = new Uint8Array(256);
+for (let byte = 0; byte < 256; byte++) {
+  FOLD[byte] = byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte;
+}
+
+/** The key of the folded trigram `gram` (24 bits: first byte highest). */
+function gramKey(gram: number): number {
+  return Math.imul(gram, 0x9e3779b1) >>> (32 - KEY_BITS);
+}
+
+const EMPTY_IDS = new Uint16Array(0);
+
+/**
+ * Builds segments one file at a time. Its tables (a few tens of MiB) are
+ * allocated once and reused from segment to segment, so a worker keeps one.
+ *
+ * @example
+ * ```ts
+ * import { SegmentBuilder, segmentCandidates } from "./segment.ts";
+ * const builder = new SegmentBuilder();
+ * builder.add(new TextEncoder().encode("hello world\n"));
+ * builder.add(new TextEncoder().encode("goodbye\n"));
+ * const segment = builder.finish();
+ * const literal = new TextEncoder().encode("World");
+ * console.log(segmentCandidates(segment, { op: "literal", bytes: literal })); // Uint16Array [0]
+ * ```
+ */
+export class SegmentBuilder {
+  /** Per key: local id + 1 of the last file that held it (dedupes within a file). */
+  #seen = new Uint16Array(GRAM_KEYS);
+  /** Per key: files of the current segment that hold it. */
+  #counts = new Uint32Array(GRAM_KEYS);
+  /** The distinct keys of every file added, file after file. */
+  #pairs = new Uint32Array(1 << 20);
+  #pairCount = 0;
+  /** Where each file's keys start in `#pairs` (one more entry than files). */
+  #starts: number[] = [0];
+
+  /** Files added since the last {@link SegmentBuilder.finish}. */
+  get files(): number {
+    return this.#starts.length - 1;
+  }
+
+  /** Distinct (file, key) pairs added since the last finish. */
+  get pairs(): number {
+    return this.#pairCount;
+  }
+
+  /**
+   * Indexes one file's bytes as the next local id and returns that id;
+   * throws a `RangeError` past {@link MAX_SEGMENT_FILES} files.
+   */
+  add(bytes: Uint8Array): number {
+    const id = this.#starts.length - 1;
+    if (id >= MAX_SEGMENT_FILES) {
+      throw new RangeError(`a segment holds at most ${MAX_SEGMENT_FILES} files`);
+    }
+    const stamp = id + 1;
+    const seen = this.#seen;
+    const counts = this.#counts;
+    const fold = FOLD;
+    const length = bytes.length;
+    // Every file adds at most length - 2 keys: make room once.
+    let count = this.#pairCount;
+    if (length > 2 && count + length - 2 > this.#pairs.length) this.#grow(count + length - 2);
+    const pairs = this.#pairs;
+    if (length >= 3) {
+      let gram = (fold[bytes[0]] << 8) | fold[bytes[1]];
+      for (let i = 2; i < length; i++) {
+        gram = ((gram << 8) | fold[bytes[i]]) & 0xffffff;
+        const key = Math.imul(gram, 0x9e3779b1) >>> (32 - KEY_BITS);
+        if (seen[key] !== stamp) {
+          seen[key] = stamp;
+          counts[key]++;
+          pairs[count++] = key;
+        }
+      }
+    }
+    this.#pairCount = count;
+    this.#starts.push(count);
+    return id;
+  }
+
+  #grow(needed: number): void {
+    let size = this.#pairs.length * 2;
+    while (size < needed) size *= 2;
+    const pairs = new Uint32Array(size);
+    pairs.set(this.#pairs.subarray(0, this.#pairCount));
+    this.#pairs = pairs;
+  }
+
+  /** The segment of the files added since the last finish; the builder is then empty. */
+  finish(): Segment {
+    const counts = this.#counts;
+    const files = this.files;
+    let distinct = 0;
+    for (let key = 0; key < GRAM_KEYS; key++) if (counts[key] !== 0) distinct++;
+    const keys = new Uint32Array(distinct);
+    const offsets = new Uint32Array(distinct + 1);
+    // `counts` becomes each key's next write position in `postings`.
+    let index = 0;
+    let total = 0;
+    for (let key = 0; key < GRAM_KEYS; key++) {
+      const n = counts[key];
+      if (n === 0) continue;
+      keys[index] = key;
+      offsets[index++] = total;
+      counts[key] = total;
+      total += n;
+    }
+    offsets[distinct] = total;
+    const postings = new Uint16Array(total);
+    const pairs = this.#pairs;
+    const starts = this.#starts;
+    for (let id = 0; id < files; id++) {
+      for (let i = starts[id], end = starts[id + 1]; i < end; i++) {
+        postings[counts[pairs[i]]++] = id;
+      }
+    }
+    counts.fill(0);
+    this.#seen.fill(0);
+    this.#pairCount = 0;
+    this.#starts = [0];
+    return { files, keys, offsets, postings };
+  }
+}
+
+/** Resident bytes of a segment's tables. */
+export function segmentMemory(segment: Segment): number {
+  return segment.keys.byteLength + segment.offsets.byteLength + segment.postings.byteLength + 64;
+}
+
+/**
+ * Ascending local ids of the files that may satisfy `query`; `null` when the
+ * query does not narrow (every file is a candidate).
+ *
+ * @example
+ * ```ts
+ * import { SegmentBuilder, segmentCandidates } from "./segment.ts";
+ * const builder = new SegmentBuilder();
+ * builder.add(new TextEncoder().encode("spin_lock_irqsave(&lock, flags);\n"));
+ * const segment = builder.finish();
+ * console.log(segmentCandidates(segment, { op: "all" })); // null
+ * ```
+ */
+export function segmentCandidates(segment: Segment, query: IndexQuery): Uint16Array | null {
+  switch (query.op) {
+    case "all":
+      return null;
+    case "literal":
+      return literalCandidates(segment, query.bytes);
+    case "and": {
+      const lists: Uint16Array[] = [];
+      for (const part of query.parts) {
+        const ids = segmentCandidates(segment, part);
+        if (ids === null) continue;
+        if (ids.length === 0) return EMPTY_IDS;
+        lists.push(ids);
+      }
+      return lists.length === 0 ? null : intersectAll(lists);
+    }
+    case "or": {
+      let union: Uint16Array = EMPTY_IDS;
+      for (const part of query.parts) {
+        const ids = segmentCandidates(segment, part);
+        if (ids === null) return null;
+        union = unite(union, ids);
+      }
+      return union;
+    }
+  }
+}
+
+function literalCandidates(segment: Segment, bytes: Uint8Array): Uint16Array | null {
+  if (bytes.length < 3) return null;
+  const keys = new Set<number>();
+  let gram = (FOLD[bytes[0]] << 8) | FOLD[bytes[1]];
+  for (let i = 2; i < bytes.length; i++) {
+    gram = ((gram << 8) | FOLD[bytes[i]]) & 0xffffff;
+    keys.add(gramKey(gram));
+  }
+  const lists: Uint16Array[] = [];
+  for (const key of keys) {
+    const at = findKey(segment.keys, key);
+    if (at < 0) return EMPTY_IDS;
+    lists.push(segment.postings.subarray(segment.offsets[at], segment.offsets[at + 1]));
+  }
+  return intersectAll(lists);
+}
+
+function findKey(keys: Uint32Array, key: number): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (keys[mid] < key) low = mid + 1;
+    else high = mid;
+  }
+  return low < keys.length && keys[low] === key ? low : -1;
+}
+
+/** The ids in every list, shortest list first so the work stays small. */
+function intersectAll(lists: Uint16Array[]): Uint16Array {
+  lists.sort((a, b) => a.length - b.length);
+  if (lists.length === 1) return lists[0].slice();
+  let result = lists[0];
+  for (let i = 1; i < lists.length && result.length > 0; i++) result = intersect(result, lists[i]);
+  return result;
+}
+
+function intersect(small: Uint16Array, large: Uint16Array): Uint16Array {
+  const out = new Uint16Array(small.length);
+  let n = 0;
+  let j = 0;
+  for (let i = 0; i < small.length; i++) {
+    const id = small[i];
+    // Galloping would help only for very uneven lists; a merge walk is enough here.
+    while (j < large.length && large[j] < id) j++;
+    if (j === large.length) break;
+    if (large[j] === id) out[n++] = id;
+  }
+  return out.subarray(0, n);
+}
+
+function unite(a: Uint16Array, b: Uint16Array): Uint16Array {
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  const out = new Uint16Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    if (x < y) out[n++] = a[i++];
+    else if (y < x) out[n++] = b[j++];
+    else {
+      out[n++] = x;
+      i++;
+      j++;
+    }
+  }
+  while (i < a.length) out[n++] = a[i++];
+  while (j < b.length) out[n++] = b[j++];
+  return out.subarray(0, n);
+}
