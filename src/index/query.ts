@@ -115,7 +115,7 @@ function foldedLiteral(text: string): IndexQuery {
   for (const char of text) {
     const code = char.codePointAt(0)!;
     const safe = code < 0x80 && char !== "k" && char !== "K" && char !== "s" && char !== "S";
-    if (safe) piece += char;
+    if (safe) piece += char.toLowerCase();
     else {
       pieces.push(literal(piece));
       piece = "";

@@ -1,8 +1,9 @@
 /**
  * Immutable content-index segments: for a batch of files, which files hold
  * each gram of bytes. A gram is three consecutive bytes with ASCII `A`–`Z`
- * folded to `a`–`z`, hashed into {@link GRAM_KEYS} keys (a collision only
- * adds candidates, it never loses one). A file is a candidate for a literal
+ * folded to `a`–`z`, packed seven bits a byte into one of {@link GRAM_KEYS}
+ * keys (exact for ASCII; a collision only adds candidates, it never loses
+ * one). A file is a candidate for a literal
  * when it holds every gram of the literal.
  *
  * A segment is plain data (typed arrays and a count), so it crosses from a
@@ -16,7 +17,7 @@ import type { IndexQuery } from "./query.ts";
 export const MAX_SEGMENT_FILES = 65535;
 
 /** Bits of a gram key. */
-const KEY_BITS = 21;
+const KEY_BITS = 21; // three 7-bit parts
 
 /** Number of distinct gram keys. */
 export const GRAM_KEYS: number = 1 << KEY_BITS;
@@ -33,16 +34,18 @@ export interface Segment {
   readonly postings: Uint16Array;
 }
 
-/** ASCII letters folded to lower case; every other byte unchanged. */
-const FOLD = new Uint8Array(256);
+/**
+ * Each byte's part of a gram key: ASCII letters folded to lower case, then
+ * the low seven bits (a byte of 0x80 and above shares its part with an ASCII
+ * byte: the collision only adds candidates).
+ */
+const FOLD7 = new Uint8Array(256);
 for (let byte = 0; byte < 256; byte++) {
-  FOLD[byte] = byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte;
+  FOLD7[byte] = (byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte) & 0x7f;
 }
 
-/** The key of the folded trigram `gram` (24 bits: first byte highest). */
-function gramKey(gram: number): number {
-  return Math.imul(gram, 0x9e3779b1) >>> (32 - KEY_BITS);
-}
+/** Keeps the last three bytes' parts of a rolling key. */
+const KEY_MASK = GRAM_KEYS - 1;
 
 const EMPTY_IDS = new Uint16Array(0);
 
@@ -94,17 +97,16 @@ export class SegmentBuilder {
     const stamp = id + 1;
     const seen = this.#seen;
     const counts = this.#counts;
-    const fold = FOLD;
+    const fold = FOLD7;
     const length = bytes.length;
     // Every file adds at most length - 2 keys: make room once.
     let count = this.#pairCount;
     if (length > 2 && count + length - 2 > this.#pairs.length) this.#grow(count + length - 2);
     const pairs = this.#pairs;
     if (length >= 3) {
-      let gram = (fold[bytes[0]] << 8) | fold[bytes[1]];
+      let key = (fold[bytes[0]] << 7) | fold[bytes[1]];
       for (let i = 2; i < length; i++) {
-        gram = ((gram << 8) | fold[bytes[i]]) & 0xffffff;
-        const key = Math.imul(gram, 0x9e3779b1) >>> (32 - KEY_BITS);
+        key = ((key << 7) | fold[bytes[i]]) & KEY_MASK;
         if (seen[key] !== stamp) {
           seen[key] = stamp;
           counts[key]++;
@@ -210,10 +212,10 @@ export function segmentCandidates(segment: Segment, query: IndexQuery): Uint16Ar
 function literalCandidates(segment: Segment, bytes: Uint8Array): Uint16Array | null {
   if (bytes.length < 3) return null;
   const keys = new Set<number>();
-  let gram = (FOLD[bytes[0]] << 8) | FOLD[bytes[1]];
+  let key = (FOLD7[bytes[0]] << 7) | FOLD7[bytes[1]];
   for (let i = 2; i < bytes.length; i++) {
-    gram = ((gram << 8) | FOLD[bytes[i]]) & 0xffffff;
-    keys.add(gramKey(gram));
+    key = ((key << 7) | FOLD7[bytes[i]]) & KEY_MASK;
+    keys.add(key);
   }
   const lists: Uint16Array[] = [];
   for (const key of keys) {
