@@ -10,6 +10,7 @@ import { foldBytes, indexQuery } from "../src/index/query.ts";
 import type { IndexQuery } from "../src/index/query.ts";
 import { SegmentBuilder, segmentCandidates } from "../src/index/segment.ts";
 import { compileMatcher } from "../src/search/matcher.ts";
+import { RE2JS } from "re2js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -109,6 +110,18 @@ test("index query: without case, letters with case variants outside ASCII split 
   // A literal U+FFFD is never required: the decoder makes one from any invalid byte.
   assert.equal(show(indexQuery("abc\uFFFDdef", false)), "all");
   assert.equal(show(indexQuery("(?:abc\uFFFDdef|xyz)", false)), "all");
+});
+
+test("index query: the engine folds no character outside ASCII to ASCII but U+017F and U+212A", () => {
+  // The case-insensitive split relies on this: every other ASCII character
+  // matches only ASCII bytes regardless of case.
+  const ascii = RE2JS.compile("[\\x00-\\x7f]", RE2JS.CASE_INSENSITIVE);
+  const folded: number[] = [];
+  for (let code = 0x80; code <= 0x10ffff; code++) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    if (ascii.matches(String.fromCodePoint(code))) folded.push(code);
+  }
+  assert.deepEqual(folded, [0x17f, 0x212a]);
 });
 
 /** A small seeded generator (mulberry32). */

@@ -49,6 +49,13 @@ const KEY_MASK = GRAM_KEYS - 1;
 
 const EMPTY_IDS = new Uint16Array(0);
 
+/** Initial room for (file, key) pairs in a builder: 4 MiB. */
+const INITIAL_PAIRS = 1 << 20;
+/** Most room for pairs a builder keeps between segments: 64 MiB. */
+const RETAINED_PAIRS = 1 << 24;
+/** Below this many pairs, a segment's keys are listed from its pairs. */
+const SMALL_SEGMENT_PAIRS = 1 << 17;
+
 /**
  * Builds segments one file at a time. Its tables (a few tens of MiB) are
  * allocated once and reused from segment to segment, so a worker keeps one.
@@ -70,7 +77,7 @@ export class SegmentBuilder {
   /** Per key: files of the current segment that hold it. */
   #counts = new Uint32Array(GRAM_KEYS);
   /** The distinct keys of every file added, file after file. */
-  #pairs = new Uint32Array(1 << 20);
+  #pairs = new Uint32Array(INITIAL_PAIRS);
   #pairCount = 0;
   /** Where each file's keys start in `#pairs` (one more entry than files). */
   #starts: number[] = [0];
@@ -130,35 +137,53 @@ export class SegmentBuilder {
   /** The segment of the files added since the last finish; the builder is then empty. */
   finish(): Segment {
     const counts = this.#counts;
-    const files = this.files;
-    let distinct = 0;
-    for (let key = 0; key < GRAM_KEYS; key++) if (counts[key] !== 0) distinct++;
-    const keys = new Uint32Array(distinct);
-    const offsets = new Uint32Array(distinct + 1);
-    // `counts` becomes each key's next write position in `postings`.
-    let index = 0;
-    let total = 0;
-    for (let key = 0; key < GRAM_KEYS; key++) {
-      const n = counts[key];
-      if (n === 0) continue;
-      keys[index] = key;
-      offsets[index++] = total;
-      counts[key] = total;
-      total += n;
-    }
-    offsets[distinct] = total;
-    const postings = new Uint16Array(total);
+    const seen = this.#seen;
     const pairs = this.#pairs;
+    const pairCount = this.#pairCount;
+    const files = this.files;
+    // The distinct keys, ascending. A small segment (a changed file, say)
+    // lists them from its pairs instead of scanning every key.
+    let keys: Uint32Array;
+    if (pairCount < SMALL_SEGMENT_PAIRS) {
+      const listed: number[] = [];
+      for (let i = 0; i < pairCount; i++) {
+        const key = pairs[i];
+        if (seen[key] === 0) continue;
+        seen[key] = 0;
+        listed.push(key);
+      }
+      keys = Uint32Array.from(listed).sort();
+    } else {
+      let distinct = 0;
+      for (let key = 0; key < GRAM_KEYS; key++) if (counts[key] !== 0) distinct++;
+      keys = new Uint32Array(distinct);
+      for (let key = 0, index = 0; key < GRAM_KEYS; key++) {
+        if (counts[key] !== 0) keys[index++] = key;
+      }
+      seen.fill(0);
+    }
+    // `counts` becomes each key's next write position in `postings`.
+    const offsets = new Uint32Array(keys.length + 1);
+    let total = 0;
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index];
+      offsets[index] = total;
+      total += counts[key];
+      counts[key] = offsets[index];
+    }
+    offsets[keys.length] = total;
+    const postings = new Uint16Array(total);
     const starts = this.#starts;
     for (let id = 0; id < files; id++) {
       for (let i = starts[id], end = starts[id + 1]; i < end; i++) {
         postings[counts[pairs[i]]++] = id;
       }
     }
-    counts.fill(0);
-    this.#seen.fill(0);
+    for (let index = 0; index < keys.length; index++) counts[keys[index]] = 0;
     this.#pairCount = 0;
     this.#starts = [0];
+    // One very large segment must not leave its transient table behind.
+    if (pairs.length > RETAINED_PAIRS) this.#pairs = new Uint32Array(INITIAL_PAIRS);
     return { files, keys, offsets, postings };
   }
 }
