@@ -399,13 +399,25 @@ export class SearchIndex {
     }
   }
 
-  /** A watcher's path, as a display path marked changed; paths outside the tree are dropped. */
+  /**
+   * A watcher's path, marked changed as a display path. Kept only where it
+   * can matter: an entry of the index or of one of its directories, or a
+   * repository's exclude file. Others (outside the tree, below an ignored or
+   * new directory, inside `.git`) are dropped at once, so a burst of changes
+   * in an ignored build directory costs nothing: a new directory is walked
+   * whole when its parent is looked at again.
+   */
   #changedPath(path: string): void {
     const root = this.#rootReal;
-    if (path === root) this.#dirty.add(".");
+    let display: string;
+    if (path === root) display = ".";
     else if (path.startsWith(root === "/" ? "/" : `${root}/`)) {
-      this.#dirty.add(path.slice(root === "/" ? 1 : root.length + 1));
-    }
+      display = path.slice(root === "/" ? 1 : root.length + 1);
+    } else return;
+    if (
+      GIT_RULES.test(display) || this.#entries.has(display) ||
+      this.#entries.get(parentOf(display))?.kind === "directory"
+    ) this.#dirty.add(display);
   }
 
   /** The checked path of a directory or file of the tree, from the root down. */
@@ -738,15 +750,29 @@ export class SearchIndex {
 
   // ---- answers ----
 
+  /** Whether the index may answer a search at `start` at all; starts the build on first use. */
+  #answers(start: CheckedPath): boolean {
+    if (this.#state === "idle") void this.start();
+    return this.#state === "ready" && start.rootKind === "working_directory";
+  }
+
   /**
-   * Whether the index may answer a search at `start` with these ignore
-   * rules; starts the build on first use.
+   * Whether the index, settled, holds `start` as a directory with the same
+   * ignore rules as the search computed. Rules that differ in the user's
+   * global excludes (the one input from outside the tree) make the index
+   * build again.
    */
   #holds(start: CheckedPath, ignore: IgnoreState | null): boolean {
-    if (this.#state === "idle") void this.start();
-    if (this.#state !== "ready" || start.rootKind !== "working_directory") return false;
+    if (this.#state !== "ready") return false;
     const entry = this.#entries.get(start.display);
-    return entry?.kind === "directory" && sameIgnore(entry.outer, ignore);
+    if (entry?.kind !== "directory") return false;
+    if (sameIgnore(entry.outer, ignore)) return true;
+    if (
+      entry.outer !== null && ignore !== null && entry.outer.userExcludes !== ignore.userExcludes
+    ) {
+      this.#lost("the user's global git excludes changed", this.#generation);
+    }
+    return false;
   }
 
   /** The files under `start` that may match, in walk order, that pass `accept`. */
@@ -784,7 +810,8 @@ export class SearchIndex {
     signal: AbortSignal,
   ): Promise<AsyncIterable<readonly TreeHit[]> | null> {
     const { request } = search;
-    if (!this.#holds(start, search.ignore)) return this.#walk();
+    // A smaller cap than the index's would make files it indexed too large: only the walk knows.
+    if (!this.#answers(start) || request.maxBytes < MAX_INDEXED_BYTES) return this.#walk();
     const query = indexQuery(request.pattern, request.caseInsensitive);
     if (query.op === "all") return this.#walk();
     if (!await this.#settle(signal) || !this.#holds(start, search.ignore)) return this.#walk();
@@ -799,7 +826,7 @@ export class SearchIndex {
     glob: TreeGlob,
     signal: AbortSignal,
   ): Promise<AsyncIterable<readonly string[]> | null> {
-    if (!this.#holds(start, glob.ignore)) return this.#walk();
+    if (!this.#answers(start)) return this.#walk();
     const matches = globMatcher(glob.pattern);
     if (!await this.#settle(signal) || !this.#holds(start, glob.ignore)) return this.#walk();
     const limit = glob.limit ?? Number.MAX_SAFE_INTEGER;

@@ -302,8 +302,9 @@ class Fences implements FenceEvents {
     let onAbort: (() => void) | undefined;
     // One deadline for the whole fence: it ends whichever wait is pending.
     const expired = new Promise<false>((resolve) => {
+      // Referenced: a pending fence (a search waiting for its answer) keeps
+      // the process alive, which the watches alone (not persistent) do not.
       timer = setTimeout(() => resolve(false), FENCE_TIMEOUT_MS);
-      timer.unref();
       onAbort = () => resolve(false);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
