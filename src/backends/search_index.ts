@@ -384,12 +384,7 @@ export class SearchIndex {
       if (!current()) return;
       await this.#indexFiles(added, generation, signal);
       if (!current()) return;
-      const { memory } = this.stats();
-      const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
-      if (memory > limit) {
-        this.#fail(`the index would take ${memory} bytes, more than its limit of ${limit}`);
-        return;
-      }
+      if (this.#overLimit()) return;
       this.#buildMs = performance.now() - started;
       this.#state = "ready";
       this.#settleReady?.resolve();
@@ -640,6 +635,21 @@ export class SearchIndex {
   }
 
   async #settleNow(signal: AbortSignal): Promise<boolean> {
+    const generation = this.#generation;
+    try {
+      return await this.#refresh(signal);
+    } catch (error) {
+      // The call's own abort ends its search. Anything else (a fence that
+      // failed, a listing or a segment that could not be made) leaves the
+      // index unable to vouch: it is built again, and this search walks.
+      signal.throwIfAborted();
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#lost(`the index could not be brought up to date: ${reason}`, generation);
+      return false;
+    }
+  }
+
+  async #refresh(signal: AbortSignal): Promise<boolean> {
     if (this.#state !== "ready") return false;
     const generation = this.#generation;
     const watcher = this.#watcher!;
@@ -711,7 +721,17 @@ export class SearchIndex {
     again.push(...this.#compaction());
     const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
     await this.#indexFiles(pending, generation, internal);
-    return generation === this.#generation && this.#state === "ready";
+    if (generation !== this.#generation || this.#state !== "ready") return false;
+    return !this.#overLimit();
+  }
+
+  /** Whether the index takes more memory than its limit: then it stops, and searches walk. */
+  #overLimit(): boolean {
+    const { memory } = this.stats();
+    const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
+    if (memory <= limit) return false;
+    this.#fail(`the index would take ${memory} bytes, more than its limit of ${limit}`);
+    return true;
   }
 
   /** Every entry below a directory. */
