@@ -184,6 +184,8 @@ function join(directory: string, name: string): string {
 
 /** Where a path under a `.git` directory matters to the walk's ignore rules. */
 const GIT_RULES = /^(?:(.*)\/)?\.git(?:\/info(?:\/exclude)?)?$/;
+/** A repository's exclude file, and its `.git` directory. */
+const GIT_EXCLUDE = /^((?:.*\/)?\.git)\/info\/exclude$/;
 
 /** A session's search index; see the module documentation. */
 export class SearchIndex {
@@ -241,7 +243,30 @@ export class SearchIndex {
         this.#watcher?.add(unwrapCheckedPath(directory));
         return io.readDir(directory);
       },
+      readText: async (file, maxBytes) => {
+        await this.#watchGitRules(file);
+        return io.readText(file, maxBytes);
+      },
     };
+  }
+
+  /**
+   * Before a repository's `.git/info/exclude` is read, a watcher of single
+   * directories watches `.git` (where `info` may come and go) and `.git/info`
+   * when there is one: the walk never lists them, yet their rules apply.
+   */
+  async #watchGitRules(file: CheckedPath): Promise<void> {
+    const watcher = this.#watcher;
+    if (watcher === null || !watcher.perDirectory) return;
+    const git = GIT_EXCLUDE.exec(file.display);
+    if (git === null) return;
+    const dotGit = this.#checkedAt(git[1], "directory");
+    if (dotGit === null) return;
+    watcher.add(unwrapCheckedPath(dotGit));
+    const listing = await this.#io.readDir(dotGit).catch(() => null);
+    if (!listing?.some((entry) => entry.name === "info" && entry.kind === "directory")) return;
+    const info = checkedChild(dotGit, "info", "directory");
+    if (info !== null) watcher.add(unwrapCheckedPath(info));
   }
 
   /** The handle a session exposes. */
