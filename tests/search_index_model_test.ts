@@ -445,7 +445,10 @@ function grepPattern(random: Random): { pattern: string; literal: boolean } {
   }
   if (roll < 0.45) {
     const rare = random.pick(RARE);
-    return { pattern: escapeRegExp(rare), literal: /^[\x00-\x7f]*$/.test(rare) };
+    return {
+      pattern: escapeRegExp(rare),
+      literal: [...rare].every((char) => char.charCodeAt(0) < 0x80),
+    };
   }
   if (roll < 0.65) {
     const other = random.pick(WORDS);

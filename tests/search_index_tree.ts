@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { type AsyncFileSystem, type FinalizedToolset, type ToolResult } from "../mod.ts";
+import type { AsyncFileSystem, FinalizedToolset, ToolResult } from "../mod.ts";
 import { createNodeFileSystem, type DiskFileSystemOptions } from "../node.ts";
 import { sh, symlinkOnDisk, underDeno } from "./helpers.ts";
 
