@@ -115,6 +115,7 @@ export type {
   DirEntry,
   EntryKind,
   FileInfo,
+  IndexWorkers,
   ReadChunksOptions,
   ReadFileOptions,
   ReplaceOptions,
@@ -124,6 +125,15 @@ export type {
   TreeWalk,
 } from "./src/backends/filesystem.ts";
 export type { IgnoreSource, IgnoreState } from "./src/search/walk.ts";
+export type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "./src/index/jobs.ts";
+export type {
+  SearchIndexHandle,
+  SearchIndexOptions,
+  SearchIndexState,
+  SearchIndexStats,
+} from "./src/backends/search_index.ts";
+export type { Segment } from "./src/index/segment.ts";
+export type { TreeWatcher, WatchHandlers } from "./src/index/watch.ts";
 export type {
   ProcessBackend,
   ProcessExit,

@@ -22,6 +22,8 @@ import {
 import { resolvePath } from "./path/resolver.ts";
 import type { SessionRoots } from "./path/resolver.ts";
 import type { PathAccess, PathIntent } from "./path/mod.ts";
+import { indexedFileSystem, SearchIndex } from "./backends/search_index.ts";
+import type { SearchIndexOptions } from "./backends/search_index.ts";
 
 /** Options of {@link createSession}. */
 export interface SessionOptions {
@@ -45,6 +47,15 @@ export interface SessionOptions {
   readonly processes?: ProcessBackend;
   /** Directory names inside the working directory that refuse writes (default `[".git"]`). */
   readonly protectedNames?: readonly string[];
+  /**
+   * An index of the working directory that `grep` and `glob` answer from,
+   * for a host that searches the same tree many times (default off). It is
+   * built in the background from the first search, or from
+   * `session.searchIndex.ready`; until it is ready, and whenever it cannot
+   * vouch for an answer, searches walk. Answers are the walk's, exactly.
+   * Close it with `session.searchIndex.close()`.
+   */
+  readonly searchIndex?: boolean | SearchIndexOptions;
 }
 
 async function canonicalDirectory(
@@ -127,14 +138,26 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     skillRoot,
     protectedNames: Object.freeze([...(options.protectedNames ?? [".git"])]),
   });
-  return Object.freeze({
+  const resolve = (input: string, access: PathAccess, intent: PathIntent) =>
+    resolvePath(filesystem, roots, input, access, intent);
+  const session = {
     workingDirectory,
     skillRoot,
     permissions: Object.freeze({ ...(options.permissions ?? { mode: "default" }) }),
     environment,
     filesystem,
     processes: options.processes ?? defaultProcessBackend(),
-    resolvePath: (input: string, access: PathAccess, intent: PathIntent) =>
-      resolvePath(filesystem, roots, input, access, intent),
+    resolvePath: resolve,
+  };
+  if (options.searchIndex === undefined || options.searchIndex === false) {
+    return Object.freeze(session);
+  }
+  const root = await resolve(".", "read", "must_exist");
+  const indexOptions = options.searchIndex === true ? {} : options.searchIndex;
+  const index = new SearchIndex(filesystem, root, environment, indexOptions);
+  return Object.freeze({
+    ...session,
+    filesystem: indexedFileSystem(filesystem, index),
+    searchIndex: index.handle(),
   });
 }

@@ -18,6 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["errors", "runtime"],
   ["path"],
   ["search"],
+  ["index"],
   ["backends"],
   ["contract"],
   ["permissions"],

@@ -7,6 +7,15 @@
 import type { CheckedPath } from "../path/checked_path.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
 import type { IgnoreState } from "../search/walk.ts";
+import type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "../index/jobs.ts";
+
+/** The search workers' side of the search index (see `search_index.ts`). */
+export interface IndexWorkers {
+  /** Builds a segment of the index over files given by real path. */
+  buildSegment(job: Omit<SegmentJob, "kind" | "id" | "routes">): Promise<SegmentAnswer>;
+  /** Scans files given by real path, in order, as the walk's search scans each. */
+  scanFiles(job: Omit<FilesJob, "kind" | "id" | "routes">): Promise<FilesAnswer>;
+}
 
 /** What a directory entry is. Symbolic links are reported, not followed. */
 export type EntryKind = "file" | "directory" | "symlink" | "other";
@@ -133,6 +142,11 @@ export interface AsyncFileSystem {
    * before. Never throws.
    */
   prepareSearch?(): void;
+  /**
+   * Optional: the search workers, for a search index over this backend;
+   * without them a session's index is unavailable and searches walk.
+   */
+  readonly indexWorkers?: IndexWorkers;
   /**
    * `grep`'s search: walks the tree below a checked directory (or takes a
    * checked file alone) by the walk's rules (sorted, depth first, `.git/`

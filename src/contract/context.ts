@@ -6,6 +6,7 @@
  */
 import type { AsyncFileSystem } from "../backends/filesystem.ts";
 import type { ProcessBackend } from "../backends/process.ts";
+import type { SearchIndexHandle } from "../backends/search_index.ts";
 import type { CheckedPath, PathAccess, PathIntent } from "../path/mod.ts";
 import type { ProgressSink } from "./result.ts";
 
@@ -41,6 +42,8 @@ export interface ToolSessionContext {
   readonly processes: ProcessBackend;
   /** The one entry to a {@link CheckedPath}: see the resolver's rules. */
   resolvePath(input: string, access: PathAccess, intent: PathIntent): Promise<CheckedPath>;
+  /** The search index of the working directory, when the session has one. */
+  readonly searchIndex?: SearchIndexHandle;
 }
 
 /** What one call carries. */

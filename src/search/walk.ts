@@ -430,6 +430,11 @@ export class Walk<P> {
     return this.#rules.ignoreState();
   }
 
+  /** Passes over the directory {@link next} just gave: the walk goes on after it, not into it. */
+  skip(): void {
+    this.#pending = null;
+  }
+
   /** Keeps {@link WALK_READ_AHEAD} listings of a directory's next subdirectories in flight. */
   #lookAhead(frame: Frame<P>, from: number): void {
     let ahead = this.#ahead.get(frame);

@@ -8,6 +8,8 @@
  * @module
  */
 import type { AsyncFileSystem } from "../filesystem.ts";
+import { watchTreeNode } from "../../index/watch.ts";
+import { watchTreeDeno } from "../deno/watch.ts";
 import type { ProcessBackend } from "../process.ts";
 import { createDenoFileSystem } from "../deno/filesystem.ts";
 import { createDenoProcessBackend } from "../deno/process.ts";
@@ -24,3 +26,7 @@ export function defaultFileSystem(): AsyncFileSystem {
 export function defaultProcessBackend(): ProcessBackend {
   return isDeno ? createDenoProcessBackend() : createNodeProcessBackend();
 }
+
+/** The default tree watcher of the search index: Deno's under Deno (whatever the backend), else node:fs's. */
+export const defaultWatchTree: typeof watchTreeNode = (root, handlers, options) =>
+  isDeno ? watchTreeDeno(root, handlers, options) : watchTreeNode(root, handlers, options);

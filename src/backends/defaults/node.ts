@@ -5,6 +5,7 @@
  * @module
  */
 import type { AsyncFileSystem } from "../filesystem.ts";
+import { watchTreeNode } from "../../index/watch.ts";
 import type { ProcessBackend } from "../process.ts";
 import { createNodeFileSystem } from "../node/filesystem.ts";
 import { createNodeProcessBackend } from "../node/process.ts";
@@ -18,3 +19,6 @@ export function defaultFileSystem(): AsyncFileSystem {
 export function defaultProcessBackend(): ProcessBackend {
   return createNodeProcessBackend();
 }
+
+/** The default tree watcher of the search index: node:fs's. */
+export const defaultWatchTree: typeof watchTreeNode = watchTreeNode;

@@ -15,6 +15,7 @@ import type { TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
 import { STOP, unitName, WAITING } from "./unit.ts";
 import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./unit.ts";
 import { walkOrder } from "../../search/walk.ts";
+import type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "../../index/jobs.ts";
 
 interface Slot {
   readonly worker: Worker;
@@ -22,7 +23,10 @@ interface Slot {
    * Handlers by job id, called with every answer of their job, or `null` when
    * the worker is gone; a handler returns `true` once its job is over.
    */
-  readonly waiting: Map<number, (answer: UnitAnswer | null) => boolean>;
+  readonly waiting: Map<
+    number,
+    (answer: UnitAnswer | SegmentAnswer | FilesAnswer | null) => boolean
+  >;
   broken: Error | null;
 }
 
@@ -81,7 +85,7 @@ export class SearchPool {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MIB },
     });
     const slot: Slot = { worker, waiting: new Map(), broken: null };
-    worker.on("message", (answer: UnitAnswer) => {
+    worker.on("message", (answer: UnitAnswer | SegmentAnswer | FilesAnswer) => {
       if (slot.waiting.get(answer.id)?.(answer)) slot.waiting.delete(answer.id);
       if (slot.waiting.size === 0) worker.unref();
     });
@@ -199,7 +203,11 @@ export class SearchPool {
       rouse();
       return false;
     };
-    for (const slot of slots) slot.waiting.set(spec.id, handler(slot));
+    for (const slot of slots) {
+      const handle = handler(slot);
+      // Only this job's answers come under its id.
+      slot.waiting.set(spec.id, (answer) => handle(answer as UnitAnswer | null));
+    }
     signal?.addEventListener("abort", stop, { once: true });
     try {
       const root: TreeUnit = {
@@ -230,6 +238,30 @@ export class SearchPool {
         if (slot.waiting.size === 0) slot.worker.unref();
       }
     }
+  }
+
+  /**
+   * Runs one job of the search index in the least busy worker and resolves
+   * with its answer; rejects when the worker stops first.
+   */
+  run<J extends SegmentJob | FilesJob>(
+    job: Omit<J, "id">,
+  ): Promise<J extends SegmentJob ? SegmentAnswer : FilesAnswer> {
+    const slots = this.#all();
+    const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
+    const id = ++this.#ids;
+    return new Promise((resolve, reject) => {
+      slot.waiting.set(id, (answer) => {
+        if (answer === null) {
+          reject(
+            new Error(`The search worker stopped: ${slot.broken?.message ?? "unknown reason"}`),
+          );
+        } else resolve(answer as never);
+        return true;
+      });
+      slot.worker.ref();
+      slot.worker.postMessage({ ...job, id });
+    });
   }
 
   /** A tree search: the files after `after` that matched or were skipped, in walk order. */

@@ -13,6 +13,7 @@ import { globHere, scanHere, threadSearches, ThreadWalk } from "../thread_search
 import type { ThreadReads } from "../thread_search.ts";
 import { resultCount } from "../../search/scan.ts";
 import { sharedPool, treeStart } from "./pool.ts";
+import type { FilesJob, SegmentJob } from "../../index/jobs.ts";
 
 /** Files scanned on the calling thread before a search goes on in the workers. */
 const FILES_HERE_FIRST = 64;
@@ -52,10 +53,14 @@ export function workerSearches(
   filesystem: ThreadReads,
   workerModule: URL | null,
   routes: readonly string[],
-): Pick<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree"> {
+): Pick<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree" | "indexWorkers"> {
   if (workerModule === null) return { ...threadSearches(filesystem), prepareSearch() {} };
   const pool = sharedPool(workerModule);
   return {
+    indexWorkers: {
+      buildSegment: (job) => pool.run<SegmentJob>({ kind: "segment", routes, ...job }),
+      scanFiles: (job) => pool.run<FilesJob>({ kind: "files", routes, ...job }),
+    },
     prepareSearch() {
       pool.warm();
     },

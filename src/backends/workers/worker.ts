@@ -21,6 +21,8 @@ import { Buffer } from "node:buffer";
 import { READ_FLAGS, runUnit, VerifiedDirectories, workerWalkIO } from "./unit.ts";
 import type { ListSync, UnitJob } from "./unit.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
+import { SegmentBuilder } from "../../index/segment.ts";
+import type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "../../index/jobs.ts";
 
 /**
  * Files are read in chunks of this size into one small buffer. Kept below
@@ -148,18 +150,98 @@ function scanOne(
   }
 }
 
+/** The worker's segment builder, made on first use and reused. */
+let builder: SegmentBuilder | null = null;
+
+/**
+ * A file's bytes for the index, or `null` when it is not indexed: unreadable,
+ * larger than `maxBytes`, or binary (as the scan tells binary files).
+ */
+function indexedBytes(
+  directories: VerifiedDirectories,
+  path: string,
+  maxBytes: number,
+): Uint8Array | null {
+  const fd = directories.openFile(path, READ_FLAGS);
+  if (fd === null) return null;
+  try {
+    const read = readSync(fd, head, 0, CHUNK, null);
+    if (read < CHUNK) return headIsBinary(read) ? null : head.subarray(0, read);
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > maxBytes || headIsBinary(CHUNK)) return null;
+    return readWhole(fd, stats.size, maxBytes);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Builds the segment of a {@link SegmentJob}. */
+function buildSegment(directories: VerifiedDirectories, job: SegmentJob): SegmentAnswer {
+  const locals = new Int32Array(job.files.length);
+  const sizes = new Int32Array(job.files.length);
+  builder ??= new SegmentBuilder();
+  try {
+    for (let i = 0; i < job.files.length; i++) {
+      const content = indexedBytes(directories, job.files[i], job.maxBytes);
+      if (content === null) locals[i] = -1;
+      else {
+        locals[i] = builder.add(content);
+        sizes[i] = content.length;
+      }
+    }
+    return { id: job.id, segment: builder.finish(), locals, sizes };
+  } catch (error) {
+    builder = null;
+    return { id: job.id, segment: null, locals, sizes, error: String(error) };
+  }
+}
+
+/** Scans the files of a {@link FilesJob} in order, stopping when its search stops. */
+function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer {
+  const flag = new Int32Array(job.flags);
+  const matcher = matcherFor(job.request);
+  const results: (ScanResult | null)[] = [];
+  for (const file of job.files) {
+    if (Atomics.load(flag, 0) !== 0) break;
+    const result = scanOne(directories, file, matcher, job.request);
+    results.push(result.matches > 0 || result.skip !== undefined ? result : null);
+  }
+  return { id: job.id, results };
+}
+
 /** Answers the jobs posted to this worker, listing directories with `list`. */
 export function serveSearches(list: ListSync): void {
   // The pool serves every backend of the process: each job names its backend's routes.
   let last: { key: string; directories: VerifiedDirectories; io: WalkSyncIO<string> } | null = null;
-  parentPort?.on("message", (job: UnitJob) => {
-    const key = job.spec.routes.join("\0");
+  parentPort?.on("message", (job: UnitJob | SegmentJob | FilesJob) => {
+    const routes = job.kind === "unit" ? job.spec.routes : job.routes;
+    const key = routes.join("\0");
     if (last?.key !== key) {
-      const directories = new VerifiedDirectories(new Routes(job.spec.routes));
+      const directories = new VerifiedDirectories(new Routes(routes));
       last = { key, directories, io: workerWalkIO(list, directories) };
     }
     const { directories, io } = last;
     try {
+      if (job.kind === "segment") {
+        const answer = buildSegment(directories, job);
+        const segment = answer.segment;
+        const transfer = segment === null ? [answer.locals.buffer, answer.sizes.buffer] : [
+          segment.keys.buffer,
+          segment.offsets.buffer,
+          segment.postings.buffer,
+          answer.locals.buffer,
+          answer.sizes.buffer,
+        ];
+        // A buffer listed twice cannot be transferred: each goes once.
+        parentPort!.postMessage(answer, [...new Set(transfer)] as ArrayBuffer[]);
+        return;
+      }
+      if (job.kind === "files") {
+        parentPort!.postMessage(scanFiles(directories, job));
+        return;
+      }
       runUnit(
         job,
         io,

@@ -1,0 +1,962 @@
+/**
+ * The search index of a session's working directory: what lets `grep` and
+ * `glob` answer without reading files that cannot match.
+ *
+ * - **Entries.** The files and directories the walk of `src/search/walk.ts`
+ *   visits from the working directory (its ignore rules, `.git` never
+ *   entered, symbolic links never followed), kept in walk order; for each
+ *   directory, the ignore rules in force in its parent, so that a search
+ *   starting there is answered only when the rules it computed afresh are
+ *   the same.
+ * - **Content.** Segments of gram posting lists (`src/index/segment.ts`)
+ *   built in the search workers. Binary, over-size and unreadable files are
+ *   in no segment: they are candidates of every search, so the scan gives
+ *   their result as the walk's would. A changed file's old posting is marked
+ *   dead and its new content goes into a new segment; segments mostly dead,
+ *   or small, are rebuilt from their live files.
+ * - **Answers.** A pattern's required literals (`src/index/query.ts`) select
+ *   candidates; the candidates under the start that pass grep's file filter
+ *   are scanned by the walk's own scanner in the workers, in walk order, up
+ *   to the limit. `glob` matches the entries in walk order. A pattern with no
+ *   required literal, a start the index does not hold, or any state the index
+ *   cannot vouch for goes to the walk.
+ * - **Freshness.** A {@link TreeWatcher} reports changed paths; before every
+ *   answer, a fence (the watcher's own cookie) makes sure every change made
+ *   before the call has been reported, then the changed directories are
+ *   listed again (again down the tree where an ignore file changed) and the
+ *   changed files indexed again. Changes made through the session's tools
+ *   are marked at once. When the watcher cannot vouch (overflow, an error, a
+ *   fence that does not return), the index is built again in the background
+ *   and searches walk meanwhile.
+ *
+ * @module
+ */
+import type { AsyncFileSystem, IndexWorkers, TreeGlob, TreeHit, TreeSearch } from "./filesystem.ts";
+import type { CheckedPath } from "../path/checked_path.ts";
+import { unwrapCheckedPath } from "../path/checked_path.ts";
+import { checkedChild } from "../path/mod.ts";
+import { checkedWalkIO } from "./thread_search.ts";
+import { Walk, walkOrder } from "../search/walk.ts";
+import type { IgnoreState, WalkIO } from "../search/walk.ts";
+import { globFilter, globMatcher } from "../search/glob_filter.ts";
+import { resultCount } from "../search/scan.ts";
+import type { ScanRequest } from "../search/scan.ts";
+import { indexQuery } from "../index/query.ts";
+import type { IndexQuery } from "../index/query.ts";
+import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/segment.ts";
+import type { Segment } from "../index/segment.ts";
+// The runtime's watcher: the package manifest maps this (see `backends/defaults/deno.ts`).
+import { defaultWatchTree } from "#default-backends";
+import type { TreeWatcher, WatchHandlers } from "../index/watch.ts";
+
+/** Options of a session's search index (`createSession({ searchIndex })`). */
+export interface SearchIndexOptions {
+  /**
+   * Where the watcher's fence cookies are written: a directory outside the
+   * working directory (default: a new one in the OS temporary directory,
+   * removed on close).
+   */
+  readonly fenceDirectory?: string;
+  /**
+   * Resident bytes the index may take (default 1 GiB); an index that would
+   * take more is dropped and searches walk.
+   */
+  readonly memoryLimit?: number;
+  /**
+   * The watcher to use (default: the runtime's own); a host or a test may bring another.
+   */
+  readonly watch?: (
+    root: string,
+    handlers: WatchHandlers,
+    options: { readonly fenceDirectory?: string },
+  ) => Promise<TreeWatcher>;
+}
+
+/** What the index is doing. */
+export type SearchIndexState =
+  | "idle"
+  | "building"
+  | "ready"
+  | "rebuilding"
+  | "unavailable"
+  | "closed";
+
+/** A snapshot of a search index. */
+export interface SearchIndexStats {
+  /** What it is doing: searches are answered from it only when `ready`. */
+  readonly state: SearchIndexState;
+  /** Files it holds. */
+  readonly files: number;
+  /** Directories it holds, the working directory included. */
+  readonly directories: number;
+  /** Bytes of file content indexed. */
+  readonly bytes: number;
+  /** Resident bytes of the index (posting lists exactly, entries estimated). */
+  readonly memory: number;
+  /** Searches answered from the index, and walked, since it was made. */
+  readonly searches: { readonly indexed: number; readonly walked: number };
+  /** How long the last build took, in milliseconds (`null` before one ends). */
+  readonly buildMs: number | null;
+  /** Builds started, the first included (each loss of the watcher starts one). */
+  readonly builds: number;
+  /** Why the index is unavailable or was last rebuilt, if it was. */
+  readonly reason: string | null;
+}
+
+/** A session's search index, as `session.searchIndex`. */
+export interface SearchIndexHandle {
+  /**
+   * Starts the build if it has not started; resolves once the index can
+   * answer, rejects when it cannot be built here (the reason is in
+   * {@link stats}).
+   */
+  readonly ready: Promise<void>;
+  /** A snapshot of the index. */
+  stats(): SearchIndexStats;
+  /** Stops the watcher and any build; later searches walk. */
+  close(): Promise<void>;
+}
+
+/** Default of {@link SearchIndexOptions.memoryLimit}. */
+const DEFAULT_MEMORY_LIMIT = 1024 * 1024 * 1024;
+/** Files sent to a worker to build one segment. */
+const SEGMENT_FILES = Math.min(4096, MAX_SEGMENT_FILES);
+/** Segments built at once. */
+const BUILDS_AT_ONCE = 2;
+/** Candidates in the first batch scanned; each next batch doubles, up to the last. */
+const FIRST_SCAN = 32;
+const LAST_SCAN = 1024;
+/** Scan batches in flight at once. */
+const SCANS_AT_ONCE = 4;
+/** Segments smaller than this count as small; past {@link SMALL_SEGMENTS} of them, they merge. */
+const SMALL_SEGMENT = 1024;
+const SMALL_SEGMENTS = 16;
+/** Files larger than this are not indexed (grep skips them as too large): candidates of every search. */
+const MAX_INDEXED_BYTES = 32 * 1024 * 1024;
+/** Estimated resident bytes of one entry beyond its path's characters. */
+const ENTRY_BYTES = 160;
+
+interface FileRecord {
+  readonly display: string;
+  /** Index of its segment; -1: in none (a candidate of every search); -2: not indexed yet. */
+  segment: number;
+  local: number;
+  bytes: number;
+}
+
+interface DirectoryRecord {
+  readonly kind: "directory";
+  /** The ignore rules in force in its parent (the walk's state when it met the directory). */
+  outer: IgnoreState | null;
+  readonly children: Map<string, "file" | "directory">;
+}
+
+type Entry = { readonly kind: "file"; readonly id: number } | DirectoryRecord;
+
+interface SegmentSlot {
+  readonly segment: Segment;
+  /** File id of each local id; -1 once dead. */
+  readonly ids: Int32Array;
+  live: number;
+  readonly memory: number;
+}
+
+/** Whether two ignore states are the same rules. */
+function sameIgnore(a: IgnoreState | null, b: IgnoreState | null): boolean {
+  if (a === null || b === null) return a === b;
+  if (a.inRepository !== b.inRepository || a.userExcludes !== b.userExcludes) return false;
+  if (a.sources.length !== b.sources.length) return false;
+  return a.sources.every((s, i) => s.base === b.sources[i].base && s.text === b.sources[i].text);
+}
+
+function parentOf(display: string): string {
+  const slash = display.lastIndexOf("/");
+  return slash === -1 ? "." : display.slice(0, slash);
+}
+
+function nameOf(display: string): string {
+  return display.slice(display.lastIndexOf("/") + 1);
+}
+
+function join(directory: string, name: string): string {
+  return directory === "." ? name : `${directory}/${name}`;
+}
+
+/** Where a path under a `.git` directory matters to the walk's ignore rules. */
+const GIT_RULES = /^(?:(.*)\/)?\.git(?:\/info(?:\/exclude)?)?$/;
+
+/** A session's search index; see the module documentation. */
+export class SearchIndex {
+  readonly #filesystem: AsyncFileSystem;
+  readonly #workers: IndexWorkers | null;
+  readonly #root: CheckedPath;
+  readonly #rootReal: string;
+  readonly #environment: Readonly<Record<string, string>>;
+  readonly #options: SearchIndexOptions;
+  readonly #io: WalkIO<CheckedPath>;
+
+  #state: SearchIndexState = "idle";
+  #reason: string | null = null;
+  #generation = 0;
+  #builds = 0;
+  #buildMs: number | null = null;
+  #abort = new AbortController();
+  #watcher: TreeWatcher | null = null;
+  #ready: Promise<void> | null = null;
+  #settleReady: { resolve(): void; reject(error: Error): void } | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #indexed = 0;
+  #walked = 0;
+
+  #entries = new Map<string, Entry>();
+  /** Every entry but the working directory, in walk order, and its file id (-1: a directory). */
+  #sorted: string[] = [];
+  #sortedIds: number[] = [];
+  #files: (FileRecord | null)[] = [];
+  #freeIds: number[] = [];
+  #segments: (SegmentSlot | null)[] = [];
+  /** Files in no segment: candidates of every search. */
+  #always = new Set<number>();
+  #bytes = 0;
+  #dirty = new Set<string>();
+
+  /** An index of the tree at `root`, read through `filesystem`; nothing happens until it is started. */
+  constructor(
+    filesystem: AsyncFileSystem,
+    root: CheckedPath,
+    environment: Readonly<Record<string, string>>,
+    options: SearchIndexOptions = {},
+  ) {
+    this.#filesystem = filesystem;
+    this.#workers = filesystem.indexWorkers ?? null;
+    this.#root = root;
+    this.#rootReal = unwrapCheckedPath(root);
+    this.#environment = environment;
+    this.#options = options;
+    const io = checkedWalkIO(filesystem);
+    // A directory is watched before it is listed: a change after the listing is always seen.
+    this.#io = {
+      ...io,
+      readDir: (directory) => {
+        this.#watcher?.add(unwrapCheckedPath(directory));
+        return io.readDir(directory);
+      },
+    };
+  }
+
+  /** The handle a session exposes. */
+  handle(): SearchIndexHandle {
+    // deno-lint-ignore no-this-alias
+    const index = this;
+    return Object.freeze({
+      get ready() {
+        return index.start();
+      },
+      stats: () => index.stats(),
+      close: () => index.close(),
+    });
+  }
+
+  /** Starts the build if it has not started; see {@link SearchIndexHandle.ready}. */
+  start(): Promise<void> {
+    if (this.#ready === null) {
+      this.#ready = new Promise<void>((resolve, reject) => {
+        this.#settleReady = { resolve, reject };
+      });
+      // Rejected only for a caller who awaits it; never an unhandled rejection.
+      this.#ready.catch(() => {});
+      if (this.#workers === null) this.#fail("the file-system backend has no search workers");
+      else if (this.#state === "idle") void this.#build();
+    }
+    if (this.#state === "ready") this.#settleReady?.resolve();
+    return this.#ready;
+  }
+
+  /** A snapshot; see {@link SearchIndexStats}. */
+  stats(): SearchIndexStats {
+    let files = 0;
+    let directories = 0;
+    let memory = 0;
+    for (const [display, entry] of this.#entries) {
+      if (entry.kind === "file") files++;
+      else directories++;
+      memory += ENTRY_BYTES + 2 * display.length;
+    }
+    for (const slot of this.#segments) if (slot !== null) memory += slot.memory;
+    return {
+      state: this.#state,
+      files,
+      directories,
+      bytes: this.#bytes,
+      memory,
+      searches: { indexed: this.#indexed, walked: this.#walked },
+      buildMs: this.#buildMs,
+      builds: this.#builds,
+      reason: this.#reason,
+    };
+  }
+
+  /** Stops the watcher and any build. */
+  async close(): Promise<void> {
+    if (this.#state === "closed") return;
+    this.#state = "closed";
+    this.#generation++;
+    this.#abort.abort();
+    this.#settleReady?.reject(new Error("The search index was closed."));
+    const watcher = this.#watcher;
+    this.#watcher = null;
+    this.#clear();
+    await watcher?.close();
+  }
+
+  /** Marks a path (relative to the working directory) as changed: before the next answer, it is looked at again. */
+  touched(display: string): void {
+    if (this.#state === "ready" || this.#state === "building") this.#dirty.add(display);
+  }
+
+  #fail(reason: string): void {
+    this.#state = "unavailable";
+    this.#reason = reason;
+    this.#generation++;
+    this.#settleReady?.reject(new Error(`The search index is unavailable: ${reason}`));
+    const watcher = this.#watcher;
+    this.#watcher = null;
+    this.#clear();
+    void watcher?.close().catch(() => {});
+  }
+
+  #clear(): void {
+    this.#entries = new Map();
+    this.#sorted = [];
+    this.#sortedIds = [];
+    this.#files = [];
+    this.#freeIds = [];
+    this.#segments = [];
+    this.#always = new Set();
+    this.#bytes = 0;
+    this.#dirty = new Set();
+  }
+
+  /** The watcher can no longer vouch: build again in the background; searches walk meanwhile. */
+  #lost(reason: string, generation: number): void {
+    if (generation !== this.#generation) return;
+    if (this.#state !== "ready" && this.#state !== "building") return;
+    this.#reason = reason;
+    const watcher = this.#watcher;
+    this.#watcher = null;
+    this.#generation++;
+    this.#clear();
+    void watcher?.close().catch(() => {});
+    this.#state = "rebuilding";
+    void this.#build();
+  }
+
+  async #build(): Promise<void> {
+    const generation = ++this.#generation;
+    const current = () => generation === this.#generation;
+    const started = performance.now();
+    this.#builds++;
+    if (this.#state !== "rebuilding") this.#state = "building";
+    const signal = this.#abort.signal;
+    try {
+      const handlers: WatchHandlers = {
+        changed: (path) => {
+          if (current()) this.#changedPath(path);
+        },
+        lost: (reason) => this.#lost(`the watcher lost track: ${reason}`, generation),
+      };
+      const watch = this.#options.watch ?? defaultWatchTree;
+      const fenceDirectory = this.#options.fenceDirectory;
+      const watcher = await watch(
+        this.#rootReal,
+        handlers,
+        fenceDirectory === undefined ? {} : { fenceDirectory },
+      );
+      if (!current()) {
+        await watcher.close();
+        return;
+      }
+      this.#watcher = watcher;
+      const userExcludes = await this.#filesystem.readGitExcludes?.(this.#environment) ?? null;
+      const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
+      this.#entries.set(".", { kind: "directory", outer, children: new Map() });
+      const added = await this.#walkInto(".", outer, signal, () => false);
+      if (!current()) return;
+      await this.#indexFiles(added, generation, signal);
+      if (!current()) return;
+      const { memory } = this.stats();
+      const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
+      if (memory > limit) {
+        this.#fail(`the index would take ${memory} bytes, more than its limit of ${limit}`);
+        return;
+      }
+      this.#buildMs = performance.now() - started;
+      this.#state = "ready";
+      this.#settleReady?.resolve();
+    } catch (error) {
+      if (!current() || signal.aborted) return;
+      this.#fail(`the build failed: ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
+
+  /**
+   * A watcher's path, marked changed as a display path. Kept only where it
+   * can matter: an entry of the index or of one of its directories, or a
+   * repository's exclude file. Others (outside the tree, below an ignored or
+   * new directory, inside `.git`) are dropped at once, so a burst of changes
+   * in an ignored build directory costs nothing: a new directory is walked
+   * whole when its parent is looked at again.
+   */
+  #changedPath(path: string): void {
+    const root = this.#rootReal;
+    let display: string;
+    if (path === root) display = ".";
+    else if (path.startsWith(root === "/" ? "/" : `${root}/`)) {
+      display = path.slice(root === "/" ? 1 : root.length + 1);
+    } else return;
+    if (
+      GIT_RULES.test(display) || this.#entries.has(display) ||
+      this.#entries.get(parentOf(display))?.kind === "directory"
+    ) this.#dirty.add(display);
+  }
+
+  /** The checked path of a directory or file of the tree, from the root down. */
+  #checkedAt(display: string, kind: "file" | "directory"): CheckedPath | null {
+    if (display === ".") return this.#root;
+    let path: CheckedPath | null = this.#root;
+    const names = display.split("/");
+    for (let i = 0; i < names.length && path !== null; i++) {
+      path = checkedChild(path, names[i], i === names.length - 1 ? kind : "directory");
+    }
+    return path;
+  }
+
+  // ---- entries ----
+
+  /** Index in {@link #sorted} of the first entry not before `display`. */
+  #lowerBound(display: string): number {
+    const sorted = this.#sorted;
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (walkOrder(sorted[mid], display) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The entries strictly below a directory: `[from, to)` of {@link #sorted}. */
+  #range(directory: string): [number, number] {
+    if (directory === ".") return [0, this.#sorted.length];
+    let from = this.#lowerBound(directory);
+    if (this.#sorted[from] === directory) from++;
+    const prefix = `${directory}/`;
+    let to = from;
+    while (to < this.#sorted.length && this.#sorted[to].startsWith(prefix)) to++;
+    return [from, to];
+  }
+
+  #insert(display: string, id: number): void {
+    const sorted = this.#sorted;
+    const last = sorted.length - 1;
+    if (last < 0 || walkOrder(sorted[last], display) < 0) {
+      sorted.push(display);
+      this.#sortedIds.push(id);
+      return;
+    }
+    const at = this.#lowerBound(display);
+    sorted.splice(at, 0, display);
+    this.#sortedIds.splice(at, 0, id);
+  }
+
+  #addFile(display: string): number {
+    const id = this.#freeIds.pop() ?? this.#files.length;
+    this.#files[id] = { display, segment: -2, local: 0, bytes: 0 };
+    this.#entries.set(display, { kind: "file", id });
+    this.#insert(display, id);
+    const parent = this.#entries.get(parentOf(display));
+    if (parent?.kind === "directory") parent.children.set(nameOf(display), "file");
+    return id;
+  }
+
+  #addDirectory(display: string, outer: IgnoreState | null): void {
+    this.#entries.set(display, { kind: "directory", outer, children: new Map() });
+    this.#insert(display, -1);
+    const parent = this.#entries.get(parentOf(display));
+    if (parent?.kind === "directory") parent.children.set(nameOf(display), "directory");
+  }
+
+  /** Takes a file's content out of the index (its segment posting is dead from now on). */
+  #unindex(id: number): void {
+    const file = this.#files[id]!;
+    if (file.segment >= 0) {
+      const slot = this.#segments[file.segment]!;
+      slot.ids[file.local] = -1;
+      if (--slot.live === 0) this.#segments[file.segment] = null;
+    } else if (file.segment === -1) this.#always.delete(id);
+    this.#bytes -= file.bytes;
+    file.bytes = 0;
+    file.segment = -2;
+  }
+
+  /** Removes an entry, and everything below it for a directory. */
+  #remove(display: string): void {
+    const entry = this.#entries.get(display);
+    if (entry === undefined) return;
+    const from = this.#lowerBound(display);
+    let to = from + 1;
+    if (entry.kind === "directory") {
+      const prefix = `${display}/`;
+      while (to < this.#sorted.length && this.#sorted[to].startsWith(prefix)) to++;
+      if (this.#watcher?.perDirectory) this.#watcher.remove(`${this.#rootReal}/${display}`);
+    }
+    for (let i = from; i < to; i++) {
+      const id = this.#sortedIds[i];
+      this.#entries.delete(this.#sorted[i]);
+      if (id >= 0) {
+        this.#unindex(id);
+        this.#files[id] = null;
+        this.#freeIds.push(id);
+      }
+    }
+    this.#sorted.splice(from, to - from);
+    this.#sortedIds.splice(from, to - from);
+    const parent = this.#entries.get(parentOf(display));
+    if (parent?.kind === "directory") parent.children.delete(nameOf(display));
+  }
+
+  /**
+   * Walks into a directory of the index by the walk's rules, adding what is
+   * new; where `keep` says a known directory is as it was, does not go into
+   * it. Returns the ids of the files added, and the displays met in `seen`.
+   */
+  async #walkInto(
+    directory: string,
+    outer: IgnoreState | null,
+    signal: AbortSignal,
+    keep: (display: string) => boolean,
+    seen?: Set<string>,
+  ): Promise<number[]> {
+    const added: number[] = [];
+    const path = this.#checkedAt(directory, "directory");
+    if (path === null) return added;
+    const walk = new Walk(this.#io, { from: ".", ignore: outer }, signal);
+    await walk.enter(path, directory);
+    for (let entry; (entry = await walk.next()) !== null;) {
+      seen?.add(entry.display);
+      const known = this.#entries.get(entry.display);
+      if (entry.kind === "directory") {
+        if (known?.kind === "directory") {
+          known.outer = walk.ignoreState();
+          if (keep(entry.display)) walk.skip();
+          continue;
+        }
+        if (known !== undefined) this.#remove(entry.display);
+        this.#addDirectory(entry.display, walk.ignoreState());
+        continue;
+      }
+      if (known?.kind === "file") continue;
+      if (known !== undefined) this.#remove(entry.display);
+      added.push(this.#addFile(entry.display));
+    }
+    return added;
+  }
+
+  /** Indexes the content of files, in segments built by the workers. */
+  async #indexFiles(
+    ids: readonly number[],
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const workers = this.#workers!;
+    const batches: number[][] = [];
+    for (let i = 0; i < ids.length; i += SEGMENT_FILES) {
+      batches.push(ids.slice(i, i + SEGMENT_FILES));
+    }
+    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    let next = 0;
+    const run = async () => {
+      while (next < batches.length) {
+        signal.throwIfAborted();
+        const batch = batches[next++];
+        const files = batch.map((id) => `${root}/${this.#files[id]!.display}`);
+        const answer = await workers.buildSegment({ files, maxBytes: MAX_INDEXED_BYTES });
+        if (generation !== this.#generation) return;
+        if (answer.segment === null) throw new Error(answer.error ?? "a segment failed");
+        this.#place(batch, answer.segment, answer.locals, answer.sizes);
+      }
+    };
+    await Promise.all(Array.from({ length: BUILDS_AT_ONCE }, run));
+  }
+
+  /** Puts a built segment in place for the files it was built from. */
+  #place(
+    batch: readonly number[],
+    segment: Segment,
+    locals: Int32Array,
+    sizes: Int32Array,
+  ): void {
+    const index = this.#segments.length;
+    const ids = new Int32Array(segment.files).fill(-1);
+    let live = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const id = batch[i];
+      const file = this.#files[id];
+      // Removed meanwhile, or indexed again by a later change.
+      if (file === null || file === undefined || file.segment !== -2) continue;
+      if (locals[i] === -1) {
+        file.segment = -1;
+        this.#always.add(id);
+        continue;
+      }
+      file.segment = index;
+      file.local = locals[i];
+      file.bytes = sizes[i];
+      this.#bytes += sizes[i];
+      ids[locals[i]] = id;
+      live++;
+    }
+    const slot: SegmentSlot = {
+      segment,
+      ids,
+      live,
+      memory: segmentMemory(segment) + ids.byteLength,
+    };
+    this.#segments.push(live === 0 ? null : slot);
+  }
+
+  // ---- freshness ----
+
+  /**
+   * Makes the index current: every change made before the call is in it
+   * when this resolves `true`; `false` when the index cannot vouch.
+   * Settles run one at a time.
+   */
+  #settle(signal: AbortSignal): Promise<boolean> {
+    const run = this.#queue.then(() => this.#settleNow(signal));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #settleNow(signal: AbortSignal): Promise<boolean> {
+    if (this.#state !== "ready") return false;
+    const generation = this.#generation;
+    const watcher = this.#watcher!;
+    if (!await watcher.fence(signal)) {
+      signal.throwIfAborted();
+      this.#lost("a fence of the watcher did not return", generation);
+      return false;
+    }
+    if (generation !== this.#generation || this.#state !== "ready") return false;
+    const dirty = this.#dirty;
+    if (dirty.size === 0 && !this.#needsCompaction()) return true;
+    this.#dirty = new Set();
+    const shallow = new Set<string>();
+    const deep = new Set<string>();
+    const files = new Set<string>();
+    for (const display of dirty) {
+      const git = GIT_RULES.exec(display);
+      if (git !== null) {
+        deep.add(git[1] ?? ".");
+        continue;
+      }
+      if (display === ".git" || display.startsWith(".git/") || display.includes("/.git/")) continue;
+      if (display === ".") {
+        shallow.add(".");
+        continue;
+      }
+      const parent = parentOf(display);
+      if (nameOf(display) === ".gitignore") deep.add(parent);
+      else shallow.add(parent);
+      files.add(display);
+      if (this.#entries.get(display)?.kind === "directory") shallow.add(display);
+    }
+    // Shallowest first: a directory walked deep, or new, covers what is below it.
+    const order = [...new Set([...deep, ...shallow])].sort((a, b) =>
+      (a === "." ? 0 : a.split("/").length) - (b === "." ? 0 : b.split("/").length)
+    );
+    const added: number[] = [];
+    const internal = this.#abort.signal;
+    for (const directory of order) {
+      const entry = this.#entries.get(directory);
+      if (entry === undefined || entry.kind !== "directory") continue;
+      const isDeep = deep.has(directory);
+      const seen = new Set<string>();
+      const known = isDeep
+        ? this.#below(directory)
+        : [...entry.children.keys()].map((name) => join(directory, name));
+      added.push(
+        ...await this.#walkInto(
+          directory,
+          entry.outer,
+          internal,
+          (display) => !isDeep && !deep.has(display),
+          seen,
+        ),
+      );
+      if (generation !== this.#generation) return false;
+      for (const display of known) if (!seen.has(display)) this.#remove(display);
+    }
+    // Files whose content changed, still in the index and not just added.
+    const again: number[] = [];
+    for (const display of files) {
+      const entry = this.#entries.get(display);
+      if (entry?.kind !== "file") continue;
+      const file = this.#files[entry.id]!;
+      if (file.segment === -2) continue;
+      this.#unindex(entry.id);
+      again.push(entry.id);
+    }
+    again.push(...this.#compaction());
+    const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
+    await this.#indexFiles(pending, generation, internal);
+    return generation === this.#generation && this.#state === "ready";
+  }
+
+  /** Every entry below a directory. */
+  #below(directory: string): string[] {
+    const [from, to] = this.#range(directory);
+    return this.#sorted.slice(from, to);
+  }
+
+  #needsCompaction(): boolean {
+    let small = 0;
+    for (const slot of this.#segments) {
+      if (slot === null) continue;
+      if (slot.live * 2 < slot.segment.files) return true;
+      if (slot.segment.files < SMALL_SEGMENT && ++small > SMALL_SEGMENTS) return true;
+    }
+    return false;
+  }
+
+  /** Files of segments mostly dead, or of too many small ones, taken out to be indexed again. */
+  #compaction(): number[] {
+    if (!this.#needsCompaction()) return [];
+    const ids: number[] = [];
+    this.#segments.forEach((slot, index) => {
+      if (slot === null) return;
+      const mostlyDead = slot.live * 2 < slot.segment.files;
+      if (!mostlyDead && slot.segment.files >= SMALL_SEGMENT) return;
+      for (const id of slot.ids) {
+        if (id < 0) continue;
+        this.#unindex(id);
+        ids.push(id);
+      }
+      this.#segments[index] = null;
+    });
+    return ids;
+  }
+
+  // ---- answers ----
+
+  /** Whether the index may answer a search at `start` at all; starts the build on first use. */
+  #answers(start: CheckedPath): boolean {
+    if (this.#state === "idle") void this.start();
+    return this.#state === "ready" && start.rootKind === "working_directory";
+  }
+
+  /**
+   * Whether the index, settled, holds `start` as a directory with the same
+   * ignore rules as the search computed. Rules that differ in the user's
+   * global excludes (the one input from outside the tree) make the index
+   * build again.
+   */
+  #holds(start: CheckedPath, ignore: IgnoreState | null): boolean {
+    if (this.#state !== "ready") return false;
+    const entry = this.#entries.get(start.display);
+    if (entry?.kind !== "directory") return false;
+    if (sameIgnore(entry.outer, ignore)) return true;
+    if (
+      entry.outer !== null && ignore !== null && entry.outer.userExcludes !== ignore.userExcludes
+    ) {
+      this.#lost("the user's global git excludes changed", this.#generation);
+    }
+    return false;
+  }
+
+  /** The files under `start` that may match, in walk order, that pass `accept`. */
+  #candidates(start: string, query: IndexQuery, accept: (display: string) => boolean): string[] {
+    const mark = new Uint8Array(this.#files.length);
+    for (const slot of this.#segments) {
+      if (slot === null) continue;
+      const locals = segmentCandidates(slot.segment, query);
+      if (locals === null) {
+        for (const id of slot.ids) if (id >= 0) mark[id] = 1;
+      } else {
+        for (const local of locals) {
+          const id = slot.ids[local];
+          if (id >= 0) mark[id] = 1;
+        }
+      }
+    }
+    for (const id of this.#always) mark[id] = 1;
+    const [from, to] = this.#range(start);
+    const found: string[] = [];
+    for (let i = from; i < to; i++) {
+      const id = this.#sortedIds[i];
+      if (id >= 0 && mark[id] === 1 && accept(this.#sorted[i])) found.push(this.#sorted[i]);
+    }
+    return found;
+  }
+
+  /**
+   * `grep`'s search from the index, or `null` when the index cannot answer
+   * it (the caller walks).
+   */
+  async search(
+    start: CheckedPath,
+    search: TreeSearch,
+    signal: AbortSignal,
+  ): Promise<AsyncIterable<readonly TreeHit[]> | null> {
+    const { request } = search;
+    // A smaller cap than the index's would make files it indexed too large: only the walk knows.
+    if (!this.#answers(start) || request.maxBytes < MAX_INDEXED_BYTES) return this.#walk();
+    const query = indexQuery(request.pattern, request.caseInsensitive);
+    if (query.op === "all") return this.#walk();
+    if (!await this.#settle(signal) || !this.#holds(start, search.ignore)) return this.#walk();
+    const files = this.#candidates(start.display, query, globFilter(search.glob));
+    this.#indexed++;
+    return this.#scan(files, request, search.limit ?? Number.MAX_SAFE_INTEGER, signal);
+  }
+
+  /** `glob`'s listing from the index, or `null` when the index cannot answer it. */
+  async glob(
+    start: CheckedPath,
+    glob: TreeGlob,
+    signal: AbortSignal,
+  ): Promise<AsyncIterable<readonly string[]> | null> {
+    if (!this.#answers(start)) return this.#walk();
+    const matches = globMatcher(glob.pattern);
+    if (!await this.#settle(signal) || !this.#holds(start, glob.ignore)) return this.#walk();
+    const limit = glob.limit ?? Number.MAX_SAFE_INTEGER;
+    const cut = start.display === "." ? 0 : start.display.length + 1;
+    const [from, to] = this.#range(start.display);
+    const found: string[] = [];
+    for (let i = from; i < to && found.length < limit; i++) {
+      const display = this.#sorted[i];
+      if (matches(display.slice(cut))) found.push(display);
+    }
+    this.#indexed++;
+    return (async function* () {
+      for (let i = 0; i < found.length; i += 512) yield found.slice(i, i + 512);
+    })();
+  }
+
+  #walk(): null {
+    this.#walked++;
+    return null;
+  }
+
+  /** Scans candidate files in the workers, yielding in their order what the walk's search would. */
+  async *#scan(
+    files: readonly string[],
+    request: ScanRequest,
+    limit: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<TreeHit[]> {
+    const workers = this.#workers!;
+    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    const flags = new SharedArrayBuffer(4);
+    const stop = () => Atomics.store(new Int32Array(flags), 0, 1);
+    signal.addEventListener("abort", stop, { once: true });
+    const inFlight: { from: number; answer: ReturnType<IndexWorkers["scanFiles"]> }[] = [];
+    let next = 0;
+    let size = FIRST_SCAN;
+    const send = () => {
+      while (inFlight.length < SCANS_AT_ONCE && next < files.length) {
+        const batch = files.slice(next, next + size);
+        const answer = workers.scanFiles({
+          files: batch.map((display) => `${root}/${display}`),
+          request,
+          flags,
+        });
+        answer.catch(() => {});
+        inFlight.push({ from: next, answer });
+        next += batch.length;
+        size = Math.min(size * 2, LAST_SCAN);
+      }
+    };
+    let found = 0;
+    try {
+      send();
+      while (inFlight.length > 0) {
+        const { from, answer } = inFlight.shift()!;
+        const { results, error } = await answer;
+        signal.throwIfAborted();
+        if (error !== undefined) throw new Error(error);
+        const hits: TreeHit[] = [];
+        for (let i = 0; i < results.length; i++) {
+          const result = results[i];
+          if (result === null) continue;
+          hits.push({ display: files[from + i], result });
+          found += resultCount(result, request.mode);
+          if (found >= limit) break;
+        }
+        if (hits.length > 0) yield hits;
+        if (found >= limit) return;
+        send();
+      }
+    } finally {
+      stop();
+      signal.removeEventListener("abort", stop);
+      await Promise.allSettled(inFlight.map((job) => job.answer));
+    }
+  }
+}
+
+/**
+ * A file system whose tree searches answer from `index` when it can, and
+ * whose changes mark the index at once; everything else is `filesystem`'s.
+ */
+export function indexedFileSystem(
+  filesystem: AsyncFileSystem,
+  index: SearchIndex,
+): AsyncFileSystem {
+  const touched = (path: CheckedPath) => {
+    if (path.rootKind === "working_directory") index.touched(path.display);
+  };
+  const wrapped: AsyncFileSystem = {
+    realPath: (path) => filesystem.realPath(path),
+    lstat: (path) => filesystem.lstat(path),
+    stat: (path) => filesystem.stat(path),
+    readDir: (path) => filesystem.readDir(path),
+    readFile: (path, options) => filesystem.readFile(path, options),
+    readChunks: (path, options) => filesystem.readChunks(path, options),
+    async writeFileAtomic(path, data, options) {
+      try {
+        await filesystem.writeFileAtomic(path, data, options);
+      } finally {
+        touched(path);
+      }
+    },
+    async mkdir(path) {
+      try {
+        await filesystem.mkdir(path);
+      } finally {
+        touched(path);
+      }
+    },
+    async remove(path, options) {
+      try {
+        await filesystem.remove(path, options);
+      } finally {
+        touched(path);
+      }
+    },
+    prepareSearch: () => filesystem.prepareSearch?.(),
+    async *searchTree(start, search, signal = new AbortController().signal) {
+      const answer = await index.search(start, search, signal);
+      yield* answer ?? filesystem.searchTree(start, search, signal);
+    },
+    async *globTree(start, glob, signal = new AbortController().signal) {
+      const answer = await index.glob(start, glob, signal);
+      yield* answer ?? filesystem.globTree(start, glob, signal);
+    },
+  };
+  if (filesystem.readGitExcludes !== undefined) {
+    const read = filesystem.readGitExcludes.bind(filesystem);
+    return { ...wrapped, readGitExcludes: read };
+  }
+  return wrapped;
+}

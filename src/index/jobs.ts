@@ -1,0 +1,66 @@
+/**
+ * The search index's jobs in the search workers, in plain data: building a
+ * segment of the index from a batch of files, and scanning a list of
+ * candidate files in order.
+ *
+ * @module
+ */
+import type { Segment } from "./segment.ts";
+import type { ScanRequest, ScanResult } from "../search/scan.ts";
+
+/** Builds a segment over files, read in the worker inside their verified directories. */
+export interface SegmentJob {
+  /** Tells it from other jobs. */
+  readonly kind: "segment";
+  /** Job id, echoed in the answer. */
+  readonly id: number;
+  /** Where descriptors may be reached by path (see `src/backends/descriptors.ts`), in order. */
+  readonly routes: readonly string[];
+  /** The files' real paths. */
+  readonly files: readonly string[];
+  /** Files larger than this are not indexed (they stay candidates of every search). */
+  readonly maxBytes: number;
+}
+
+/** A built segment. */
+export interface SegmentAnswer {
+  /** The job's id. */
+  readonly id: number;
+  /** The segment, or `null` when the job failed. */
+  readonly segment: Segment | null;
+  /**
+   * Per file of the job, its local id in the segment, or -1 when it is not
+   * indexed (binary, larger than the cap, unreadable): a candidate of every search.
+   */
+  readonly locals: Int32Array;
+  /** Per file of the job, the bytes indexed (0 when it is not indexed). */
+  readonly sizes: Int32Array;
+  /** Why the job failed, if it did. */
+  readonly error?: string;
+}
+
+/** Scans a list of files in order, as the walk's search scans each file. */
+export interface FilesJob {
+  /** Tells it from other jobs. */
+  readonly kind: "files";
+  /** Job id, echoed in the answer. */
+  readonly id: number;
+  /** Where descriptors may be reached by path, in order. */
+  readonly routes: readonly string[];
+  /** The files' real paths. */
+  readonly files: readonly string[];
+  /** What to look for. */
+  readonly request: ScanRequest;
+  /** One Int32: 1 once the search stopped. */
+  readonly flags: SharedArrayBuffer;
+}
+
+/** The results of a {@link FilesJob}, one per file in order (`null`: no match), fewer when stopped. */
+export interface FilesAnswer {
+  /** The job's id. */
+  readonly id: number;
+  /** Per file, what its scan found; `null` when nothing. */
+  readonly results: (ScanResult | null)[];
+  /** Why the job failed, if it did. */
+  readonly error?: string;
+}
