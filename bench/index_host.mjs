@@ -7,38 +7,21 @@
 // First line out: the start-up report, as JSON — whether the session has an
 // index, the milliseconds from createSession to the index being ready, its
 // stats(), the process's resident memory before createSession and after the
-// build, and its peak so far.
+// build.
 //
 // Then one JSON command a line in, one JSON reply a line out:
 //   {"tool":"grep"|"glob","input":{…},"list":true?}  runs the tool (result cap
 //     lifted unless the input sets one); replies with the call's milliseconds,
 //     the number of results, the skipped counts, whether the index answered,
 //     and the results themselves when "list" is set or there are at most 50
-//   {"tool":"stats"}  the index's stats() and the process's memory now
+//   {"tool":"stats"}  the index's stats() and the process's resident memory now
 //   {"tool":"close"}  closes the index and ends the process
-import { readFileSync } from "node:fs";
 import process from "node:process";
 import { createInterface } from "node:readline";
 
 const [moduleUrl, root, flag] = process.argv.slice(2);
 const { createSession, grepTool, globTool } = await import(moduleUrl);
 const unlimited = Number.MAX_SAFE_INTEGER;
-
-/** Peak resident bytes of this process (Linux), or the highest sample taken. */
-let sampledPeak = 0;
-function peakRss() {
-  try {
-    const status = readFileSync("/proc/self/status", "utf8");
-    const kib = /^VmHWM:\s+(\d+) kB/m.exec(status);
-    if (kib !== null) return Number(kib[1]) * 1024;
-  } catch {
-    // not Linux: the samples below stand in
-  }
-  return Math.max(sampledPeak, process.memoryUsage().rss);
-}
-const sampler = setInterval(() => {
-  sampledPeak = Math.max(sampledPeak, process.memoryUsage().rss);
-}, 50);
 
 const reply = (value) => process.stdout.write(JSON.stringify(value) + "\n");
 
@@ -55,14 +38,12 @@ if (index !== null) {
   }
 }
 const buildMs = performance.now() - started;
-clearInterval(sampler);
 reply({
   index: index !== null,
   buildMs: index === null ? null : buildMs,
   stats: index?.stats() ?? null,
   rssBefore,
   rssAfter: process.memoryUsage().rss,
-  peakRss: peakRss(),
   error,
 });
 
@@ -109,7 +90,7 @@ for await (const line of lines) {
   const command = JSON.parse(line);
   if (command.tool === "close") break;
   if (command.tool === "stats") {
-    reply({ stats: index?.stats() ?? null, rss: process.memoryUsage().rss, peakRss: peakRss() });
+    reply({ stats: index?.stats() ?? null, rss: process.memoryUsage().rss });
     continue;
   }
   try {

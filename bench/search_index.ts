@@ -87,7 +87,6 @@ interface Startup {
   readonly stats: IndexStats | null;
   readonly rssBefore: number;
   readonly rssAfter: number;
-  readonly peakRss: number;
   readonly error: string | null;
 }
 
@@ -114,12 +113,19 @@ interface Answer {
   readonly error?: string;
 }
 
+/** The peak resident memory of a process so far, in bytes (read from outside: a Deno host may not read /proc). */
+async function peakRss(pid: number): Promise<number> {
+  const { out } = await sh(`grep VmHWM /proc/${pid}/status`);
+  return Number(/VmHWM:\s+(\d+) kB/.exec(out)?.[1] ?? NaN) * 1024;
+}
+
 /** One long-running host process, spoken to a line at a time. */
 class Host {
   readonly #child: Deno.ChildProcess;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #reader: ReadableStreamDefaultReader<string>;
   #buffer = "";
+  readonly pid: number;
 
   constructor(readonly name: string, readonly indexed: boolean, command: string[]) {
     this.#child = new Deno.Command(command[0], {
@@ -128,6 +134,7 @@ class Host {
       stdout: "piped",
       stderr: "inherit",
     }).spawn();
+    this.pid = this.#child.pid;
     this.#writer = this.#child.stdin.getWriter();
     this.#reader = this.#child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   }
@@ -310,7 +317,7 @@ function difference(ours: string[], theirs: string[]): string | null {
 const problems: string[] = [];
 
 /** The machine's 1-minute load average: other work on the two cores shows in every timing. */
-const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
+const load = async () => (await sh("cat /proc/loadavg")).out.split(" ")[0];
 
 async function searchRows(tree: string, hosts: Host[]): Promise<void> {
   console.log(
@@ -450,11 +457,11 @@ async function main(): Promise<void> {
     console.log(
       `\n(rare identifier: \`${RARE}\`; this run's files and writes go to \`${FRESH}/\` ` +
         `in the tree, a copy of kernel/sched/core.c among them; ${navigator.hardwareConcurrency} ` +
-        `cores, load average ${load()} at the start)`,
+        `cores, load average ${await load()} at the start)`,
     );
 
     // One build at a time: the two cores are the build's alone.
-    const startups = new Map<Host, Startup>();
+    const startups = new Map<Host, Startup & { readonly peakRss: number }>();
     for (
       const [runtime, indexed] of [["node", true], ["deno", true], ["node", false], [
         "deno",
@@ -464,7 +471,7 @@ async function main(): Promise<void> {
       const host = startHost(runtime, tree, indexed);
       hosts.push(host);
       const startup = await host.next<Startup>();
-      startups.set(host, startup);
+      startups.set(host, { ...startup, peakRss: await peakRss(host.pid) });
       if (indexed && !startup.index) {
         problems.push(`${host.name}: this build has no search index (session.searchIndex absent)`);
       }
@@ -519,18 +526,17 @@ async function main(): Promise<void> {
     console.log("| host | state | stats().memory | RSS | peak RSS | searches indexed / walked |");
     console.log("|---|---|---:|---:|---:|---|");
     for (const host of hosts) {
-      const end = await host.ask<{ stats: IndexStats | null; rss: number; peakRss: number }>({
-        tool: "stats",
-      });
+      const end = await host.ask<{ stats: IndexStats | null; rss: number }>({ tool: "stats" });
+      const peak = await peakRss(host.pid);
       console.log(
         `| ${host.name} | ${end.stats?.state ?? "off"} | ${
           end.stats ? mib(end.stats.memory) : "—"
-        } | ${mib(end.rss)} | ${mib(end.peakRss)} | ${
+        } | ${mib(end.rss)} | ${mib(peak)} | ${
           end.stats ? `${end.stats.searches.indexed} / ${end.stats.searches.walked}` : "—"
         } |`,
       );
     }
-    console.log(`\n(load average ${load()} at the end)`);
+    console.log(`\n(load average ${await load()} at the end)`);
   } finally {
     for (const host of hosts) await host.close();
     await Deno.remove(folder, { recursive: true }).catch(() => {});
