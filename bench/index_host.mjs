@@ -7,7 +7,8 @@
 // First line out: the start-up report, as JSON — whether the session has an
 // index, the milliseconds from createSession to the index being ready, its
 // stats(), the process's resident memory before createSession and after the
-// build.
+// build, and the longest the event loop was held up during the build (how
+// late a 10 ms timer fired: a build that blocked calls would show here).
 //
 // Then one JSON command a line in, one JSON reply a line out:
 //   {"tool":"grep"|"glob","input":{…},"list":true?}  runs the tool (result cap
@@ -26,6 +27,17 @@ const unlimited = Number.MAX_SAFE_INTEGER;
 const reply = (value) => process.stdout.write(JSON.stringify(value) + "\n");
 
 const rssBefore = process.memoryUsage().rss;
+const TICK = 10;
+let stall = 0;
+let stalls = 0;
+let tick = performance.now();
+const ticker = setInterval(() => {
+  const now = performance.now();
+  const late = now - tick - TICK;
+  stall = Math.max(stall, late);
+  if (late > 50) stalls++;
+  tick = now;
+}, TICK);
 const started = performance.now();
 const session = await createSession({ workingDirectory: root, searchIndex: flag !== "--no-index" });
 const index = session.searchIndex ?? null;
@@ -38,12 +50,15 @@ if (index !== null) {
   }
 }
 const buildMs = performance.now() - started;
+clearInterval(ticker);
 reply({
   index: index !== null,
   buildMs: index === null ? null : buildMs,
   stats: index?.stats() ?? null,
   rssBefore,
   rssAfter: process.memoryUsage().rss,
+  stallMs: stall,
+  stalls,
   error,
 });
 

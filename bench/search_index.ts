@@ -7,7 +7,8 @@
  * npm build (made when missing). It starts four hosts (bench/index_host.mjs)
  * on the tree: Node on the npm build and Deno on the sources, each with the
  * index on and with it off. For each indexed host it reports the time from
- * createSession to the index being ready, its stats(), and the resident
+ * createSession to the index being ready, its stats(), the longest its
+ * event loop was held up meanwhile (whether the build blocks calls), and the resident
  * memory of the index (stats().memory, and the process's RSS growth over the
  * build) as a fraction of the indexed bytes. It then times, warm cache, with
  * N rounds (default 9) alternating between the hosts and the reference tool:
@@ -87,6 +88,10 @@ interface Startup {
   readonly stats: IndexStats | null;
   readonly rssBefore: number;
   readonly rssAfter: number;
+  /** The longest a 10 ms timer in the host fired late during the build. */
+  readonly stallMs: number;
+  /** How many times it fired more than 50 ms late. */
+  readonly stalls: number;
   readonly error: string | null;
 }
 
@@ -481,9 +486,10 @@ async function main(): Promise<void> {
     console.log("\n### Index build and memory\n");
     console.log(
       "| host | build s (createSession to ready) | state | files | directories | indexed bytes | " +
-        "stats().memory | RSS before → after build | RSS growth | peak RSS |",
+        "stats().memory | RSS before → after build | RSS growth | peak RSS | " +
+        "longest event-loop stall during the build |",
     );
-    console.log("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    console.log("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const host of hosts.filter((h) => h.indexed)) {
       const s = startups.get(host)!;
       const st = s.stats;
@@ -495,7 +501,7 @@ async function main(): Promise<void> {
           st ? `${mib(st.memory)} (${percent(st.memory, st.bytes)} of bytes)` : "—"
         } | ${mib(s.rssBefore)} → ${mib(s.rssAfter)} | ${mib(growth)}${
           st ? ` (${percent(growth, st.bytes)} of bytes)` : ""
-        } | ${mib(s.peakRss)} |`,
+        } | ${mib(s.peakRss)} | ${s.stallMs.toFixed(0)} ms (${s.stalls} over 50 ms) |`,
       );
     }
 
