@@ -79,6 +79,7 @@ Prints the tool definitions the model sees, as JSON: the toolset's own form
 (json, the default) or the OpenAI / Anthropic tool formats.`,
   mcp: `Usage: openwork-tools mcp [--http [HOST:]PORT [--token TOKEN]] [--root DIR] [--mode MODE]
                           [--skill-root DIR] [--approval HOW] [--full-artifacts]
+                          [--search-index]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects.
 Without --root, the working directory is the client's first file:// root
@@ -94,6 +95,11 @@ current directory.
 
 --full-artifacts  send file-change artifacts in _meta whole; by default a
                   result carries at most 64 KiB of prior file contents
+
+--search-index    keep an index of the working directory, so that grep and
+                  glob answer without reading files that cannot match
+                  (stdio only; built in the background from the first
+                  search; answers are the walk's, exactly)
 
 --http serves it over Streamable HTTP at http://HOST:PORT/mcp instead (HOST
 defaults to 127.0.0.1; PORT 0 picks a free one), until SIGTERM or SIGINT,

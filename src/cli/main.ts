@@ -20,7 +20,7 @@ class UsageError extends Error {}
 const MODES: readonly PermissionMode[] = ["default", "acceptEdits", "plan"];
 
 async function toolsetFor(
-  values: { root?: string; "skill-root"?: string; mode?: string },
+  values: { root?: string; "skill-root"?: string; mode?: string; "search-index"?: boolean },
 ): Promise<FinalizedToolset> {
   const mode = (values.mode ?? "default") as PermissionMode;
   if (!MODES.includes(mode)) {
@@ -34,6 +34,7 @@ async function toolsetFor(
       workingDirectory: absolute,
       permissions: { mode },
       skillRoot: values["skill-root"] ?? null,
+      searchIndex: values["search-index"] === true,
     });
     return finalizeToolset({ session });
   } catch (error) {
@@ -170,6 +171,7 @@ export async function main(args: readonly string[]): Promise<number> {
           "full-artifacts": { type: "boolean" },
           http: { type: "string" },
           token: { type: "string" },
+          "search-index": { type: "boolean" },
         },
       });
     } catch (error) {
@@ -203,6 +205,9 @@ export async function main(args: readonly string[]): Promise<number> {
     }
     if (command !== "mcp" && values.http !== undefined) {
       throw new UsageError("--http is an option of mcp");
+    }
+    if (values["search-index"] && (command !== "mcp" || values.http !== undefined)) {
+      throw new UsageError("--search-index is an option of mcp over stdio");
     }
     if (values.http === undefined && values.token !== undefined) {
       throw new UsageError("--token goes with mcp --http");
@@ -243,15 +248,25 @@ export async function main(args: readonly string[]): Promise<number> {
     if (values.http !== undefined) {
       return await runHttp(values.http, values.token, toolset, values, decided);
     }
+    // Every toolset made, the ones for the client's roots included; an index is built only
+    // once a search needs it, and all of them are closed when the server ends.
+    const made = [toolset];
     await serveStdio(toolset, {
       name: "openwork-tools",
       version: VERSION,
       ...decided,
       // A root given on the command line wins over the client's roots.
       ...(values.root === undefined
-        ? { toolsetForRoot: (root: string) => toolsetFor({ ...values, root }) }
+        ? {
+          toolsetForRoot: async (root: string) => {
+            const next = await toolsetFor({ ...values, root });
+            made.push(next);
+            return next;
+          },
+        }
         : {}),
     });
+    await Promise.all(made.map((each) => each.session.searchIndex?.close()));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

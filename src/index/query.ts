@@ -85,13 +85,20 @@ export function indexQuery(pattern: string, caseInsensitive: boolean): IndexQuer
   return convert(prefilter, fold);
 }
 
+/**
+ * The prefilter is the engine's own field, not its public interface: a node
+ * of any other shape narrows nothing.
+ */
 function convert(node: PrefilterNode, fold: boolean): IndexQuery {
-  switch (node.type) {
+  switch (node?.type) {
     case EXACT:
+      if (typeof node.str !== "string") return ALL;
       return fold ? foldedLiteral(node.str) : literal(node.str);
     case AND:
+      if (!Array.isArray(node.subs)) return ALL;
       return and(node.subs.map((sub) => convert(sub, fold)));
     case OR:
+      if (!Array.isArray(node.subs)) return ALL;
       return or(node.subs.map((sub) => convert(sub, fold)));
     default:
       return ALL;

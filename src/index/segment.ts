@@ -3,8 +3,8 @@
  * each gram of bytes. A gram is three consecutive bytes with ASCII `A`–`Z`
  * folded to `a`–`z`, packed seven bits a byte into one of {@link GRAM_KEYS}
  * keys (exact for ASCII; a collision only adds candidates, it never loses
- * one). A file is a candidate for a literal
- * when it holds every gram of the literal.
+ * one). A file is a candidate for a literal when it holds every gram of the
+ * literal.
  *
  * A segment is plain data (typed arrays and a count), so it crosses from a
  * worker thread with its buffers transferred.
@@ -57,8 +57,10 @@ const RETAINED_PAIRS = 1 << 24;
 const SMALL_SEGMENT_PAIRS = 1 << 17;
 
 /**
- * Builds segments one file at a time. Its tables (a few tens of MiB) are
- * allocated once and reused from segment to segment, so a worker keeps one.
+ * Builds segments one file at a time. Its tables (12 MiB, plus 4 bytes per
+ * distinct (file, gram) pair of the segment being built, see
+ * {@link SegmentBuilder.pairs}) are allocated once and reused from segment to
+ * segment, so a worker keeps one.
  *
  * @example
  * ```ts
@@ -87,7 +89,11 @@ export class SegmentBuilder {
     return this.#starts.length - 1;
   }
 
-  /** Distinct (file, key) pairs added since the last finish. */
+  /**
+   * Distinct (file, key) pairs added since the last finish: the postings the
+   * segment will hold (2 bytes each) and the builder's transient table (4
+   * bytes each), a measure for when to finish a segment.
+   */
   get pairs(): number {
     return this.#pairCount;
   }
@@ -106,9 +112,10 @@ export class SegmentBuilder {
     const counts = this.#counts;
     const fold = FOLD7;
     const length = bytes.length;
-    // Every file adds at most length - 2 keys: make room once.
+    // A file adds at most one pair per gram and per key: make room once.
     let count = this.#pairCount;
-    if (length > 2 && count + length - 2 > this.#pairs.length) this.#grow(count + length - 2);
+    const most = Math.min(length - 2, GRAM_KEYS);
+    if (most > 0 && count + most > this.#pairs.length) this.#grow(count + most);
     const pairs = this.#pairs;
     if (length >= 3) {
       let key = (fold[bytes[0]] << 7) | fold[bytes[1]];

@@ -1,106 +1,450 @@
 /**
- * Stand-in tree watcher.
+ * Watches a directory tree for changes and proves, on demand, that every
+ * change made so far has been reported: the freshness half of the search
+ * index. This module holds the contract ({@link TreeWatcher}), the fences
+ * every watcher shares ({@link fencedWatcher}) and Node's watcher
+ * ({@link watchTreeNode}); Deno's is `backends/deno/watch.ts`, and
+ * `#default-backends` picks one by runtime, not by file-system backend.
  *
- * @module
+ * - **Deno**: one recursive `Deno.watchFs` over the root and the fence
+ *   directory. One watcher is one inotify instance, so the events of both
+ *   paths arrive in one order. Deno's `node:fs` `watch` is not used: each
+ *   call opens an inotify instance of its own, and a user may hold only 128.
+ * - **Node**: one `fs.watch` per directory, which the caller adds before it
+ *   lists the directory. libuv puts every watch of the loop on one inotify
+ *   descriptor, so their events keep one order too.
+ *
+ * A *fence* writes a cookie file in the fence directory and waits for its
+ * event: the kernel queues events in the order the changes happen, so once
+ * the cookie's own event has been reported, every change made before the
+ * cookie was written has been reported as well.
+ *
+ @module
  */
-import { watch } from "node:fs";
-import type { FSWatcher } from "node:fs";
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { type FSWatcher, readFileSync, realpathSync, watch } from "node:fs";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
+import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { isDeno } from "../runtime/checks.ts";
 
-/** What a tree watcher reports. */
+/** Where a {@link TreeWatcher} reports what it sees. */
 export interface WatchHandlers {
-  /** A changed path. */
+  /**
+   * An absolute path where something changed: an entry that was created,
+   * modified, removed or renamed, or a watched directory itself. Called in
+   * the order the events were delivered; the same path may come more than once.
+   */
   changed(path: string): void;
-  /** Changes may have been missed. */
+  /**
+   * The watcher can no longer vouch that every change was reported (its
+   * event queue overflowed, it failed, or a watch could not be added). Called
+   * once; fences resolve `false` from then on.
+   */
   lost(reason: string): void;
 }
 
-/** A watcher of a tree. */
+/** A watch over a directory tree, from {@link watchTree}. */
 export interface TreeWatcher {
-  /** Whether directories are added one by one. */
+  /**
+   * `true`: each directory is watched only once it is passed to `add`, which
+   * the caller does before listing it. `false`: the watch is recursive and
+   * covers new directories itself (`add` and `remove` do nothing).
+   */
   readonly perDirectory: boolean;
-  /** Watches a directory. */
+  /** Watches a directory (an absolute real path); nothing when recursive. */
   add(directory: string): void;
-  /** Stops watching a directory and those below. */
+  /** Stops watching a directory and every directory below it; nothing when recursive. */
   remove(directory: string): void;
-  /** Resolves once earlier changes are reported. */
+  /**
+   * Resolves `true` once every change made before the call has been
+   * reported through `changed`; `false` when that cannot be shown (the
+   * watcher was lost or closed, the signal aborted, or the cookie's event did
+   * not come within {@link FENCE_TIMEOUT_MS}).
+   */
   fence(signal?: AbortSignal): Promise<boolean>;
-  /** Stops. */
+  /** Ends every watch and pending fence, and removes the fence directory when it was made here. */
   close(): Promise<void>;
 }
 
-/** Watches a tree with node:fs, one watch per directory. */
-export function watchTreeNode(
-  _root: string,
+/** Options of {@link watchTree}. */
+export interface WatchTreeOptions {
+  /**
+   * Where fence cookies are written; neither the root, nor inside it, nor
+   * holding it. Default: a new directory in the OS temporary directory,
+   * removed by `close`.
+   */
+  readonly fenceDirectory?: string;
+}
+
+/** How long a fence waits for its cookie's events before it resolves `false`. */
+export const FENCE_TIMEOUT_MS = 5_000;
+
+/**
+ * A tree watcher made of a runtime's watches and the fences every watcher
+ * shares: it makes (or checks) the fence directory, starts the watches with
+ * `start`, and on `close` ends the fences, then the watches, then removes the
+ * fence directory when it made it.
+ *
+ * @throws {TypeError} when the fence directory is the root, inside it, or holds it.
+ * @example
+ * ```ts
+ * import { fencedWatcher } from "./watch.ts";
+ *
+ * const root = await Deno.makeTempDir();
+ * // Watches that report nothing: every fence times out.
+ * const watcher = await fencedWatcher(root, { changed() {}, lost() {} }, {}, () => ({
+ *   perDirectory: true,
+ *   add() {},
+ *   remove() {},
+ *   close: () => Promise.resolve(),
+ * }));
+ * await watcher.close();
+ * console.log(await watcher.fence()); // false
+ * ```
+ */
+export async function fencedWatcher(
+  root: string,
   handlers: WatchHandlers,
-  options: { readonly fenceDirectory?: string } = {},
+  options: WatchTreeOptions,
+  start: (events: FenceEvents) => Watches,
 ): Promise<TreeWatcher> {
-  const fenceDirectory = options.fenceDirectory ?? mkdtempSync(join(tmpdir(), "openwork-index-"));
-  const cookies = new Map<string, () => void>();
-  let count = 0;
-  let closed = false;
-  const seen = (path: string) => {
-    if (path.startsWith(fenceDirectory + "/")) {
-      cookies.get(path)?.();
+  const given = options.fenceDirectory;
+  const fenceDirectory = given === undefined
+    ? await realpath(await mkdtemp(join(tmpdir(), "openwork-index-")))
+    : await realpath(given);
+  const made = given === undefined;
+  try {
+    if (isWithin(fenceDirectory, root)) {
+      throw new TypeError(
+        `the fence directory ${fenceDirectory} is inside the watched tree ${root}: ` +
+          "its cookie files would show in searches; choose a directory outside it",
+      );
+    }
+    if (isWithin(root, fenceDirectory)) {
+      throw new TypeError(
+        `the fence directory ${fenceDirectory} holds the watched tree ${root}: ` +
+          "choose a directory beside it, not above it",
+      );
+    }
+    const fences = new Fences(fenceDirectory, handlers);
+    const watches = start(fences);
+    return {
+      perDirectory: watches.perDirectory,
+      add: (directory) => watches.add(directory),
+      remove: (directory) => watches.remove(directory),
+      fence: (signal) => fences.fence(signal),
+      async close() {
+        if (fences.closed) return;
+        fences.close();
+        await fences.settled();
+        await watches.close();
+        if (made) await rm(fenceDirectory, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    if (made) await rm(fenceDirectory, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * Watches `root` (an absolute real path) with one `fs.watch` per directory
+ * added, and reports changes to `handlers`. Not under Deno, where each
+ * `fs.watch` takes an inotify instance of its own: there the watcher is
+ * `watchTreeDeno` (`backends/deno/watch.ts`).
+ *
+ * @throws {TypeError} under Deno, or when the fence directory is the root, inside it, or holds it.
+ * @example
+ * ```ts ignore
+ * import { watchTreeNode } from "./watch.ts";
+ * import { mkdtemp, writeFile } from "node:fs/promises";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ *
+ * const root = await mkdtemp(join(tmpdir(), "tree-"));
+ * const seen: string[] = [];
+ * const watcher = await watchTreeNode(root, {
+ *   changed: (path) => seen.push(path),
+ *   lost: () => {},
+ * });
+ * watcher.add(root);
+ * await writeFile(join(root, "a.txt"), "a");
+ * if (await watcher.fence()) console.log(seen.includes(join(root, "a.txt"))); // true
+ * await watcher.close();
+ * ```
+ */
+export function watchTreeNode(
+  root: string,
+  handlers: WatchHandlers,
+  options: WatchTreeOptions = {},
+): Promise<TreeWatcher> {
+  if (isDeno) {
+    return Promise.reject(
+      new TypeError(
+        "node:fs watches are not used under Deno, where each takes an inotify instance " +
+          "of its own (a user may hold 128): use Deno's watcher (watchTreeDeno)",
+      ),
+    );
+  }
+  return fencedWatcher(root, handlers, options, nodeWatches);
+}
+
+/** Whether `path` is `directory` or below it (both absolute, normalized). */
+export function isWithin(path: string, directory: string): boolean {
+  return path === directory ||
+    path.startsWith(directory.endsWith(sep) ? directory : directory + sep);
+}
+
+/** The runtime half of a tree watcher: its watches, without the fences (see {@link fencedWatcher}). */
+export interface Watches {
+  /** As {@link TreeWatcher.perDirectory}. */
+  readonly perDirectory: boolean;
+  /** As {@link TreeWatcher.add}. */
+  add(directory: string): void;
+  /** As {@link TreeWatcher.remove}. */
+  remove(directory: string): void;
+  /** Ends every watch (and, for an event stream, waits for it to end). */
+  close(): Promise<void>;
+}
+
+/** Where a runtime's watches send what they see (see {@link fencedWatcher}). */
+export interface FenceEvents {
+  /** The fence directory (a real path): events below it are cookies, not changes. */
+  readonly directory: string;
+  /** Whether the watcher was closed. */
+  readonly closed: boolean;
+  /** A change below the root. */
+  changed(path: string): void;
+  /** An event for a path in the fence directory (or for the directory itself). */
+  cookie(path: string): void;
+  /** The watches can no longer vouch for their events. */
+  lose(reason: string): void;
+}
+
+/** One waiter for a cookie's next event. */
+type Waiter = (seen: boolean) => void;
+
+/**
+ * The cookies of one watcher and the state they depend on: whether the
+ * watcher still vouches for its events (not lost, not closed).
+ */
+class Fences implements FenceEvents {
+  /** Fences waiting for their cookie's next event, by cookie name. */
+  readonly #waiting = new Map<string, Waiter>();
+  /** Unique to this watcher, so that a shared fence directory never confuses two. */
+  readonly #prefix = `fence-${randomUUID().slice(0, 8)}-`;
+  /** Fences under way, which `settled` waits for. */
+  readonly #pending = new Set<Promise<boolean>>();
+  #count = 0;
+  #lost = false;
+  closed = false;
+
+  constructor(readonly directory: string, readonly handlers: WatchHandlers) {}
+
+  /** Reports a change below the root, unless the watcher was closed. */
+  changed(path: string): void {
+    if (!this.closed) this.handlers.changed(path);
+  }
+
+  /** Reports the loss once and fails every fence, now and later. */
+  lose(reason: string): void {
+    if (this.#lost || this.closed) return;
+    this.#lost = true;
+    this.#settleAll();
+    this.handlers.lost(reason);
+  }
+
+  /** An event for `path` in the fence directory: wakes the fence waiting on that cookie. */
+  cookie(path: string): void {
+    if (path === this.directory) {
+      // The directory itself was removed or renamed: cookies can no longer be seen.
+      this.lose(`the fence directory ${this.directory} changed`);
       return;
     }
-    handlers.changed(path);
-  };
-  const fence = async () => {
-    if (closed) return false;
-    const cookie = join(fenceDirectory, `fence-${++count}`);
-    const arrived = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 5000);
-      // Referenced: a pending fence (a search waiting for its answer) keeps the process alive.
-      cookies.set(cookie, () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
-    writeFileSync(cookie, "", { flag: "wx" });
-    const ok = await arrived;
-    cookies.delete(cookie);
-    try {
-      unlinkSync(cookie);
-    } catch { /* gone */ }
-    return ok;
-  };
-  if (isDeno) {
-    throw new TypeError("Under Deno, the tree watcher is the Deno one (watchFs).");
+    if (dirname(path) !== this.directory) return;
+    const name = basename(path);
+    const waiter = this.#waiting.get(name);
+    if (waiter === undefined) return;
+    this.#waiting.delete(name);
+    waiter(true);
   }
-  const watchers = new Map<string, FSWatcher>();
-  const add = (directory: string) => {
-    if (watchers.has(directory)) return;
-    const w = watch(directory, { persistent: false }, (_type, name) => {
-      seen(name === null ? directory : join(directory, String(name)));
+
+  /** Ends every pending fence with `false`; later fences resolve `false` at once. */
+  close(): void {
+    this.closed = true;
+    this.#settleAll();
+  }
+
+  #settleAll(): void {
+    const waiters = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const waiter of waiters) waiter(false);
+  }
+
+  /** Resolves once every fence under way has ended (after `close`, at once). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+
+  fence(signal?: AbortSignal): Promise<boolean> {
+    if (this.#lost || this.closed || signal?.aborted) return Promise.resolve(false);
+    const fence = this.#fence(signal);
+    this.#pending.add(fence);
+    return fence.finally(() => this.#pending.delete(fence));
+  }
+
+  async #fence(signal?: AbortSignal): Promise<boolean> {
+    const name = `${this.#prefix}${++this.#count}`;
+    const path = join(this.directory, name);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    // One deadline for the whole fence: it ends whichever wait is pending.
+    const expired = new Promise<false>((resolve) => {
+      // Referenced: a pending fence (a search waiting for its answer) keeps
+      // the process alive, which the watches alone (not persistent) do not.
+      timer = setTimeout(() => resolve(false), FENCE_TIMEOUT_MS);
+      onAbort = () => resolve(false);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
-    w.on("error", () => {});
-    watchers.set(directory, w);
+    /** Waits for the cookie's next event; registered before the change that causes it. */
+    const next = () =>
+      new Promise<boolean>((resolve) => {
+        if (this.#lost || this.closed) resolve(false);
+        else this.#waiting.set(name, resolve);
+      });
+    let written = false;
+    try {
+      const created = next();
+      try {
+        await writeFile(path, "", { flag: "wx" });
+        written = true;
+      } catch {
+        return false;
+      }
+      if (!await Promise.race([created, expired])) return false;
+      // Waiting for the removal's event as well makes the fence span two
+      // reads of the event queue: a recursive watcher adds its watches on the
+      // directories created in one read before it makes the next, so every
+      // directory whose creation came before the fence is watched once it resolves.
+      const removed = next();
+      try {
+        await rm(path, { force: true });
+      } catch {
+        return false;
+      }
+      written = false;
+      return await Promise.race([removed, expired]);
+    } finally {
+      this.#waiting.delete(name);
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+      if (written) await rm(path, { force: true }).catch(() => {});
+    }
+  }
+}
+
+/** The message of an error, for a loss reason. */
+export function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * One `fs.watch` per directory added, and one on the fence directory.
+ *
+ * Best effort under overflow: libuv drops the kernel's queue-overflow event
+ * (IN_Q_OVERFLOW comes with watch descriptor -1, which matches no watcher, so
+ * `uv__inotify_read` skips it as stale), so Node never tells that events
+ * were lost when the queue (`fs.inotify.max_queued_events`) filled up. What
+ * can be seen is the burst: libuv drains the whole queue in one turn of the
+ * event loop, so when half a full queue's worth of events arrives in one
+ * turn, the queue may have overflowed, and the watcher is lost. A queue that
+ * overflowed mostly with events of other watches of the process, or of
+ * watches already removed, goes unseen.
+ */
+function nodeWatches(fences: FenceEvents): Watches {
+  const watches = new Map<string, FSWatcher>();
+  const burstLimit = Math.max(1, Math.floor(queuedEventsLimit() / 2));
+  let burst = 0;
+  const count = () => {
+    if (burst++ === 0) setImmediate(() => burst = 0);
+    if (burst === burstLimit) {
+      fences.lose(`${burst} events arrived at once: the kernel's event queue may have overflowed`);
+    }
   };
-  add(fenceDirectory);
-  return Promise.resolve({
+  const open = (directory: string, onEvent: (name: string | null) => void): FSWatcher => {
+    const watcher = watch(directory, { persistent: false }, (_type, name) => {
+      count();
+      onEvent(typeof name === "string" ? name : null);
+    });
+    watcher.on("error", (error: unknown) => {
+      if (directory === fences.directory) {
+        fences.lose(`the fence directory's watch failed: ${describe(error)}`);
+        return;
+      }
+      // A watched directory that was removed is a change, not a loss.
+      let exists = true;
+      try {
+        realpathSync(directory);
+      } catch {
+        exists = false;
+      }
+      if (exists) fences.lose(`the watch on ${directory} failed: ${describe(error)}`);
+      else fences.changed(directory);
+      watcher.close();
+      if (watches.get(directory) === watcher) watches.delete(directory);
+    });
+    return watcher;
+  };
+  const fenceWatch = open(fences.directory, (name) => {
+    fences.cookie(name === null ? fences.directory : join(fences.directory, name));
+  });
+  return {
     perDirectory: true,
-    add,
-    remove(directory: string) {
-      for (const [path, w] of watchers) {
-        if (path === directory || path.startsWith(directory + "/")) {
-          w.close();
-          watchers.delete(path);
+    add(directory) {
+      if (fences.closed || watches.has(directory)) return;
+      try {
+        const leaf = basename(directory);
+        watches.set(
+          directory,
+          open(directory, (name) => {
+            if (name === null) return fences.changed(directory);
+            fences.changed(join(directory, name));
+            // Events on the watched directory itself carry its own name.
+            if (name === leaf) fences.changed(directory);
+          }),
+        );
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        // A directory that vanished (or is no longer one) before it was watched: a change.
+        if (code === "ENOENT" || code === "ENOTDIR") fences.changed(directory);
+        else fences.lose(`cannot watch ${directory}: ${describe(error)}`);
+      }
+    },
+    remove(directory) {
+      for (const [path, watcher] of watches) {
+        if (isWithin(path, directory)) {
+          watcher.close();
+          watches.delete(path);
         }
       }
     },
-    fence,
     close() {
-      closed = true;
-      for (const w of watchers.values()) w.close();
-      watchers.clear();
-      if (options.fenceDirectory === undefined) {
-        rmSync(fenceDirectory, { recursive: true, force: true });
-      }
+      for (const watcher of watches.values()) watcher.close();
+      watches.clear();
+      fenceWatch.close();
       return Promise.resolve();
     },
-  });
+  };
+}
+
+/** How many events the kernel queues for one inotify instance before it drops them (Linux); otherwise no limit. */
+function queuedEventsLimit(): number {
+  try {
+    const limit = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8").trim());
+    return Number.isSafeInteger(limit) && limit > 0 ? limit : Infinity;
+  } catch {
+    return Infinity;
+  }
 }

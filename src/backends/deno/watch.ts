@@ -1,72 +1,122 @@
 /**
- * Stand-in: the Deno tree watcher.
+ * The search index's tree watcher under Deno: one recursive `Deno.watchFs`
+ * over the root and the fence directory (see `index/watch.ts` for the
+ * contract and the fences).
  *
  * @module
  */
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { TreeWatcher, WatchHandlers } from "../../index/watch.ts";
+import { realpathSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import {
+  describe,
+  fencedWatcher,
+  type FenceEvents,
+  isWithin,
+  type TreeWatcher,
+  type Watches,
+  type WatchHandlers,
+  type WatchTreeOptions,
+} from "../../index/watch.ts";
 
-/** Watches a tree with one recursive `Deno.watchFs`. */
+/**
+ * Watches `root` (an absolute real path) and the fence directory with one
+ * recursive `Deno.watchFs`, and reports changes to `handlers`. The watch
+ * covers new directories itself: `perDirectory` is false.
+ *
+ * @throws {TypeError} when the fence directory is the root, inside it, or holds it.
+ * @example
+ * ```ts
+ * import { watchTreeDeno } from "./watch.ts";
+ *
+ * const root = await Deno.realPath(await Deno.makeTempDir());
+ * const seen: string[] = [];
+ * const watcher = await watchTreeDeno(root, {
+ *   changed: (path) => seen.push(path),
+ *   lost: () => {},
+ * });
+ * await Deno.writeTextFile(`${root}/a.txt`, "a");
+ * if (await watcher.fence()) console.log(seen.includes(`${root}/a.txt`)); // true
+ * await watcher.close();
+ * ```
+ */
 export function watchTreeDeno(
   root: string,
   handlers: WatchHandlers,
-  options: { readonly fenceDirectory?: string } = {},
+  options: WatchTreeOptions = {},
 ): Promise<TreeWatcher> {
-  const fenceDirectory = options.fenceDirectory ?? mkdtempSync(join(tmpdir(), "openwork-index-"));
-  const cookies = new Map<string, () => void>();
-  let count = 0;
-  let closed = false;
-  const seen = (path: string) => {
-    if (path.startsWith(fenceDirectory + "/")) {
-      cookies.get(path)?.();
-      return;
+  return fencedWatcher(root, handlers, options, (fences) => denoWatches(root, fences));
+}
+
+/**
+ * One recursive `Deno.watchFs` over the root and the fence directory.
+ *
+ * Its backend (notify's inotify watcher) follows symbolic links to
+ * directories when it adds recursive watches, and keeps one path per
+ * watched directory: a directory reachable both directly and through a link
+ * in the tree may report its events under the link's path. So each event's
+ * directory is also resolved to its real path, and the real path is
+ * reported as well when it differs and lies in the tree.
+ *
+ * Events of kind `access` are not reported: reading a file is not a change,
+ * and every write that changes content also yields a `modify` event.
+ */
+function denoWatches(root: string, fences: FenceEvents): Watches {
+  const watcher = Deno.watchFs([root, fences.directory], { recursive: true });
+  /** Real paths of event directories, kept until an event may have changed a link. */
+  const real = new Map<string, string | null>();
+  const realDirectory = (directory: string): string | null => {
+    let found = real.get(directory);
+    if (found === undefined) {
+      try {
+        found = realpathSync(directory);
+      } catch {
+        found = null;
+      }
+      real.set(directory, found);
     }
-    handlers.changed(path);
+    return found;
   };
-  const fence = async () => {
-    if (closed) return false;
-    const cookie = join(fenceDirectory, `fence-${++count}`);
-    const arrived = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 5000);
-      Deno.unrefTimer(timer);
-      cookies.set(cookie, () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
-    writeFileSync(cookie, "", { flag: "wx" });
-    const ok = await arrived;
-    cookies.delete(cookie);
-    try {
-      unlinkSync(cookie);
-    } catch { /* gone */ }
-    return ok;
+  const report = (path: string) => {
+    fences.changed(path);
+    if (path === root) return;
+    const directory = dirname(path);
+    const resolved = realDirectory(directory);
+    if (resolved !== null && resolved !== directory) {
+      const alias = join(resolved, basename(path));
+      if (isWithin(alias, root)) fences.changed(alias);
+    }
   };
-  const watcher = Deno.watchFs([root, fenceDirectory], { recursive: true });
-  const loop = (async () => {
+  const pump = (async () => {
     try {
       for await (const event of watcher) {
-        if (event.flag === "rescan") handlers.lost("overflow");
-        for (const path of event.paths) seen(path);
+        if (event.flag === "rescan") {
+          fences.lose("the watcher's event queue overflowed");
+          continue;
+        }
+        if (event.kind === "access") continue;
+        if (event.kind !== "modify") real.clear();
+        for (const path of event.paths) {
+          if (isWithin(path, fences.directory)) fences.cookie(path);
+          else if (isWithin(path, root)) report(path);
+        }
       }
     } catch (error) {
-      if (!closed) handlers.lost(String(error));
+      fences.lose(`the watcher failed: ${describe(error)}`);
     }
+    // The iterator ends only when the watcher is closed.
+    fences.lose("the watcher stopped");
   })();
-  return Promise.resolve({
+  return {
     perDirectory: false,
     add() {},
     remove() {},
-    fence,
     async close() {
-      closed = true;
-      watcher.close();
-      await loop;
-      if (options.fenceDirectory === undefined) {
-        rmSync(fenceDirectory, { recursive: true, force: true });
+      try {
+        watcher.close();
+      } catch {
+        // Already closed.
       }
+      await pump;
     },
-  });
+  };
 }
