@@ -11,7 +11,8 @@
  * event loop was held up meanwhile (whether the build blocks calls), and the resident
  * memory of the index (stats().memory, and the process's RSS growth over the
  * build) as a fraction of the indexed bytes. It then times, warm cache, with
- * N rounds (default 9) alternating between the hosts and the reference tool:
+ * N rounds (default 9; the hosts without the index in the first 5 only)
+ * alternating between the hosts and the reference tool:
  * a rare identifier (files_with_matches, vs `rg -l`), `EXPORT_SYMBOL_GPL`
  * (files_with_matches, vs `rg -l`), `spin_lock_irq(save|restore)\(` (count,
  * vs `rg -c`) and the glob `**\/*.c` (vs `fdfind -g`). A host's time is the
@@ -35,6 +36,8 @@ const option = (name: string) => {
   return at === -1 ? undefined : args[at + 1];
 };
 const rounds = Number(option("--rounds") ?? 9);
+/** Rounds for the hosts without the index: their walks take seconds each and are there for reference. */
+const walkRounds = Math.min(rounds, 5);
 const temporary = Deno.env.get("TMPDIR") ?? "/tmp";
 
 /** In under 20 files of linux-source-6.1 (6: the ath9k driver's power limit setter). */
@@ -327,7 +330,8 @@ const load = async () => (await sh("cat /proc/loadavg")).out.split(" ")[0];
 async function searchRows(tree: string, hosts: Host[]): Promise<void> {
   console.log(
     `\n### Searches (warm cache, ${rounds} rounds alternating host calls and the reference ` +
-      `tool; medians; a host's time is the call alone inside the running host, the reference's ` +
+      `tool (the hosts without the index, which walk, in the first ${walkRounds} only); ` +
+      `medians; a host's time is the call alone inside the running host, the reference's ` +
       `its whole process; "x faster" is the reference's median over the host's)\n`,
   );
   console.log(
@@ -352,7 +356,9 @@ async function searchRows(tree: string, hosts: Host[]): Promise<void> {
       const order = round % 2 === 0 ? runners : runners.reverse();
       for (const host of order) {
         if (host === null) refTimes.push((await reference(row.reference, tree)).ms);
-        else times.get(host)!.push(await host.search(row.tool, row.input));
+        else if (host.indexed || round < walkRounds) {
+          times.get(host)!.push(await host.search(row.tool, row.input));
+        }
       }
     }
     const refMs = median(refTimes);
