@@ -1,0 +1,563 @@
+/**
+ * The search index in a long-running host, against ripgrep and fd, in one run.
+ *
+ * Run: deno task bench:index [--kernel DIR] [--rounds N]. It needs the Linux
+ * kernel source tree from Debian's linux-source-6.1 (installed and unpacked
+ * to a temporary folder when --kernel is not given), ripgrep and fd, and the
+ * npm build (made when missing). It starts four hosts (bench/index_host.mjs)
+ * on the tree: Node on the npm build and Deno on the sources, each with the
+ * index on and with it off. For each indexed host it reports the time from
+ * createSession to the index being ready, its stats(), the longest its
+ * event loop was held up meanwhile (whether the build blocks calls), and the resident
+ * memory of the index (stats().memory, and the process's RSS growth over the
+ * build) as a fraction of the indexed bytes. It then times, warm cache, with
+ * N rounds (default 9; the hosts without the index in the first 5 only)
+ * alternating between the hosts and the reference tool:
+ * a rare identifier (files_with_matches, vs `rg -l`), `EXPORT_SYMBOL_GPL`
+ * (files_with_matches, vs `rg -l`), `spin_lock_irq(save|restore)\(` (count,
+ * vs `rg -c`) and the glob `**\/*.c` (vs `fdfind -g`). A host's time is the
+ * call alone, measured inside the host; the reference tool's is its whole
+ * process; the ratio is the reference's median over the host's median. Every
+ * result is checked against the reference's, path by path. Last, it writes
+ * into the tree from this process (a new file, a changed file, a deleted
+ * file, each with a fresh token) and times from the write until the indexed
+ * host's grep for the token answers with the change seen. The writes go to a
+ * folder of its own in the tree (`owt-bench-fresh/`, made before the hosts
+ * start and removed at the end); the kernel's own files are not touched.
+ * The whole run takes a few minutes.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+const args = Deno.args;
+const option = (name: string) => {
+  const at = args.indexOf(name);
+  return at === -1 ? undefined : args[at + 1];
+};
+const rounds = Number(option("--rounds") ?? 9);
+/** Rounds for the hosts without the index: their walks take seconds each and are there for reference. */
+const walkRounds = Math.min(rounds, 5);
+const temporary = Deno.env.get("TMPDIR") ?? "/tmp";
+
+/** In under 20 files of linux-source-6.1 (6: the ath9k driver's power limit setter). */
+const RARE = "ath9k_hw_set_txpowerlimit";
+const FRESH = "owt-bench-fresh";
+
+async function sh(script: string, cwd = repo): Promise<{ code: number; out: string }> {
+  const { code, stdout, stderr } = await new Deno.Command("bash", {
+    args: ["-c", script],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code, out: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr) };
+}
+
+async function ensureTools(): Promise<void> {
+  const missing = [];
+  for (const [bin, pkg] of [["rg", "ripgrep"], ["fdfind", "fd-find"]]) {
+    if ((await sh(`command -v ${bin}`)).code !== 0) missing.push(pkg);
+  }
+  if (missing.length > 0) {
+    console.error(`installing ${missing.join(" ")} …`);
+    await sh(`apt-get update -qq && apt-get install -y -qq ${missing.join(" ")}`);
+  }
+  if ((await sh("test -f npm/mod.js")).code !== 0) {
+    console.error("building the npm package …");
+    await sh("deno task build:npm --no-checks");
+  }
+}
+
+async function kernelTree(): Promise<string> {
+  const given = option("--kernel");
+  if (given) return given;
+  const target = join(temporary, "owt-bench-kernel");
+  const tree = join(target, "linux-source-6.1");
+  if ((await sh(`test -d ${tree}`)).code === 0) return tree;
+  if ((await sh("test -f /usr/src/linux-source-6.1.tar.xz")).code !== 0) {
+    console.error("installing linux-source-6.1 …");
+    await sh("apt-get update -qq && apt-get install -y -qq linux-source-6.1");
+  }
+  console.error("unpacking the kernel tree …");
+  await sh(`mkdir -p ${target} && tar xJf /usr/src/linux-source-6.1.tar.xz -C ${target}`);
+  return tree;
+}
+
+/** What a host prints once its session (and index) is ready. */
+interface Startup {
+  readonly index: boolean;
+  readonly buildMs: number | null;
+  readonly stats: IndexStats | null;
+  readonly rssBefore: number;
+  readonly rssAfter: number;
+  /** The longest a 10 ms timer in the host fired late during the build. */
+  readonly stallMs: number;
+  /** How many times it fired more than 50 ms late. */
+  readonly stalls: number;
+  readonly error: string | null;
+}
+
+/** The part of the index's stats() the bench reports. */
+interface IndexStats {
+  readonly state: string;
+  readonly files: number;
+  readonly directories: number;
+  readonly bytes: number;
+  readonly memory: number;
+  readonly searches: { readonly indexed: number; readonly walked: number };
+  readonly buildMs: number;
+  readonly reason: string | null;
+}
+
+/** A host's answer to one search. */
+interface Answer {
+  readonly ms: number;
+  readonly found: number;
+  readonly skipped: Record<string, number> | null;
+  readonly indexed: boolean;
+  readonly walked: boolean;
+  readonly results?: string[];
+  readonly error?: string;
+}
+
+/** The peak resident memory of a process so far, in bytes (read from outside: a Deno host may not read /proc). */
+async function peakRss(pid: number): Promise<number> {
+  const { out } = await sh(`grep VmHWM /proc/${pid}/status`);
+  return Number(/VmHWM:\s+(\d+) kB/.exec(out)?.[1] ?? NaN) * 1024;
+}
+
+/** One long-running host process, spoken to a line at a time. */
+class Host {
+  readonly #child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #reader: ReadableStreamDefaultReader<string>;
+  #buffer = "";
+  readonly pid: number;
+
+  constructor(readonly name: string, readonly indexed: boolean, command: string[]) {
+    this.#child = new Deno.Command(command[0], {
+      args: command.slice(1),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    this.pid = this.#child.pid;
+    this.#writer = this.#child.stdin.getWriter();
+    this.#reader = this.#child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  }
+
+  /** The next line the host prints, parsed. */
+  async next<T>(): Promise<T> {
+    for (;;) {
+      const end = this.#buffer.indexOf("\n");
+      if (end !== -1) {
+        const line = this.#buffer.slice(0, end);
+        this.#buffer = this.#buffer.slice(end + 1);
+        return JSON.parse(line);
+      }
+      const { value, done } = await this.#reader.read();
+      if (done) throw new Error(`${this.name} ended without answering`);
+      this.#buffer += value;
+    }
+  }
+
+  async ask<T>(command: unknown): Promise<T> {
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(command) + "\n"));
+    return await this.next<T>();
+  }
+
+  async search(tool: string, input: Record<string, unknown>, list = false): Promise<Answer> {
+    const answer = await this.ask<Answer>({ tool, input, list });
+    if (answer.error) throw new Error(`${this.name}: ${answer.error}`);
+    return answer;
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.#writer.write(new TextEncoder().encode(JSON.stringify({ tool: "close" }) + "\n"));
+      await this.#writer.close();
+    } catch {
+      // the host has already gone
+    }
+    const timer = setTimeout(() => this.#child.kill("SIGKILL"), 10_000);
+    await this.#reader.cancel().catch(() => {});
+    await this.#child.status;
+    clearTimeout(timer);
+  }
+}
+
+function startHost(runtime: "node" | "deno", tree: string, indexed: boolean): Host {
+  const tail = indexed ? [] : ["--no-index"];
+  const name = `openwork-tools (${runtime}, index ${indexed ? "on" : "off"})`;
+  return new Host(
+    name,
+    indexed,
+    runtime === "node"
+      ? ["node", `${repo}bench/index_host.mjs`, `${repo}npm/mod.js`, tree, ...tail]
+      : [
+        "deno",
+        "run",
+        "--quiet",
+        "--allow-read",
+        "--allow-env",
+        `--allow-write=${temporary}`,
+        `${repo}bench/index_host.mjs`,
+        `file://${repo}mod.ts`,
+        tree,
+        ...tail,
+      ],
+  );
+}
+
+/** A reference tool as a whole process, its output parsed to the host's form. */
+interface Reference {
+  readonly name: string;
+  readonly command: string[];
+  /** It lists symbolic links, which the walk reports but never follows nor matches. */
+  readonly listsLinks?: boolean;
+  /** The number of results (files, paths, or the sum of counts). */
+  readonly found: (results: string[]) => number;
+}
+
+const lines = (out: string) => out.split("\n").filter((line) => line !== "");
+const strip = (path: string) => path.startsWith("./") ? path.slice(2) : path;
+const sumCounts = (results: string[]) =>
+  results.reduce((sum, r) => sum + Number(r.slice(r.lastIndexOf(":") + 1)), 0);
+
+interface Row {
+  readonly name: string;
+  readonly tool: "grep" | "glob";
+  readonly input: Record<string, unknown>;
+  readonly reference: Reference;
+  readonly target: number;
+}
+
+const ROWS: Row[] = [
+  {
+    name: `rare identifier \`${RARE}\`, files_with_matches`,
+    tool: "grep",
+    input: { pattern: RARE, mode: "files_with_matches" },
+    reference: {
+      name: "rg -l --no-ignore --hidden",
+      command: ["rg", "-l", "--no-ignore", "--hidden", RARE],
+      found: (results) => results.length,
+    },
+    target: 20,
+  },
+  {
+    name: "`EXPORT_SYMBOL_GPL`, files_with_matches",
+    tool: "grep",
+    input: { pattern: "EXPORT_SYMBOL_GPL", mode: "files_with_matches" },
+    reference: {
+      name: "rg -l --no-ignore --hidden",
+      command: ["rg", "-l", "--no-ignore", "--hidden", "EXPORT_SYMBOL_GPL"],
+      found: (results) => results.length,
+    },
+    target: 3,
+  },
+  {
+    name: "`spin_lock_irq(save|restore)\\(`, count",
+    tool: "grep",
+    input: { pattern: "spin_lock_irq(save|restore)\\(", mode: "count" },
+    reference: {
+      name: "rg -c --no-ignore --hidden",
+      command: ["rg", "-c", "--no-ignore", "--hidden", "spin_lock_irq(save|restore)\\("],
+      found: sumCounts,
+    },
+    target: 3,
+  },
+  {
+    name: "glob `**/*.c`",
+    tool: "glob",
+    input: { pattern: "**/*.c" },
+    reference: {
+      name: "fdfind -g '*.c' --no-ignore -H",
+      command: ["fdfind", "-g", "*.c", "--no-ignore", "-H"],
+      listsLinks: true,
+      found: (results) => results.length,
+    },
+    target: 3,
+  },
+];
+
+/**
+ * Runs a reference tool as a whole process; its time includes start-up and
+ * reading its output. Its results are its output's lines as the host lists
+ * them (paths relative to the tree, or path:count).
+ */
+async function reference(ref: Reference, tree: string): Promise<{ ms: number; results: string[] }> {
+  const started = performance.now();
+  const { code, stdout, stderr } = await new Deno.Command(ref.command[0], {
+    args: ref.command.slice(1),
+    cwd: tree,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - started;
+  // rg exits 1 when nothing matched.
+  if (code !== 0 && code !== 1) {
+    throw new Error(`${ref.name} failed: ${new TextDecoder().decode(stderr)}`);
+  }
+  return { ms, results: lines(new TextDecoder().decode(stdout)).map(strip) };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
+const percent = (part: number, whole: number) => `${(100 * part / whole).toFixed(1)}%`;
+
+/** Differences between two result lists as sets, for the report. */
+function difference(ours: string[], theirs: string[]): string | null {
+  const a = new Set(ours);
+  const b = new Set(theirs);
+  const missing = theirs.filter((r) => !a.has(r));
+  const extra = ours.filter((r) => !b.has(r));
+  if (missing.length === 0 && extra.length === 0 && ours.length === theirs.length) return null;
+  return `${missing.length} missing (${missing.slice(0, 3).join(", ")}), ${extra.length} extra (${
+    extra.slice(0, 3).join(", ")
+  })${ours.length === a.size ? "" : ", duplicates"}`;
+}
+
+const problems: string[] = [];
+
+/** The machine's 1-minute load average: other work on the two cores shows in every timing. */
+const load = async () => (await sh("cat /proc/loadavg")).out.split(" ")[0];
+
+async function searchRows(tree: string, hosts: Host[]): Promise<void> {
+  console.log(
+    `\n### Searches (warm cache, ${rounds} rounds alternating host calls and the reference ` +
+      `tool (the hosts without the index, which walk, in the first ${walkRounds} only); ` +
+      `medians; a host's time is the call alone inside the running host, the reference's ` +
+      `its whole process; "x faster" is the reference's median over the host's)\n`,
+  );
+  console.log(
+    "| search | tool | median ms | x faster | target | result | reference result | from index |",
+  );
+  console.log("|---|---|---:|---:|---:|---|---|---:|");
+  for (const row of ROWS) {
+    // Warm-up: the page cache, each host's workers and code; the results are checked here.
+    const listed = (await reference(row.reference, tree)).results;
+    const expected = row.reference.listsLinks
+      ? listed.filter((path) => !Deno.lstatSync(join(tree, path)).isSymlink)
+      : listed;
+    for (const host of hosts) {
+      const answer = await host.search(row.tool, row.input, true);
+      const diff = difference(answer.results ?? [], expected);
+      if (diff !== null) problems.push(`${row.name}, ${host.name}: ${diff}`);
+    }
+    const refTimes: number[] = [];
+    const times = new Map<Host, Answer[]>(hosts.map((host) => [host, []]));
+    for (let round = 0; round < rounds; round++) {
+      const runners: (Host | null)[] = [null, ...hosts];
+      const order = round % 2 === 0 ? runners : runners.reverse();
+      for (const host of order) {
+        if (host === null) refTimes.push((await reference(row.reference, tree)).ms);
+        else if (host.indexed || round < walkRounds) {
+          times.get(host)!.push(await host.search(row.tool, row.input));
+        }
+      }
+    }
+    const refMs = median(refTimes);
+    const refFound = row.reference.found(expected);
+    const links = listed.length - expected.length;
+    console.log(
+      `| ${row.name} | ${row.reference.name} (whole process) | ${refMs.toFixed(1)} | — | — | — | ${
+        row.reference.found(listed)
+      }${links === 0 ? "" : ` (${refFound} without its ${links} symbolic links)`} | — |`,
+    );
+    for (const host of hosts) {
+      const answers = times.get(host)!;
+      const ms = median(answers.map((a) => a.ms));
+      const found = answers[0].found;
+      const agree = answers.every((a) => a.found === refFound);
+      if (!agree) {
+        problems.push(
+          `${row.name}, ${host.name}: ${answers.map((a) => a.found).join(", ")} vs ${refFound}`,
+        );
+      }
+      const indexed = answers.filter((a) => a.indexed).length;
+      const skipped = answers[0].skipped;
+      const skips = skipped === null
+        ? ""
+        : ` (skipped ${skipped.too_large} too large, ${skipped.binary} binary, ${skipped.unreadable} unreadable)`;
+      console.log(
+        `| ${row.name} | ${host.name} | ${ms.toFixed(1)} | ${(refMs / ms).toFixed(1)}x | ${
+          host.indexed ? `≥ ${row.target}x` : "—"
+        } | ${found}${skips}${agree ? "" : " **MISMATCH**"} | ${refFound} | ${
+          host.indexed ? `${indexed}/${answers.length}` : "—"
+        } |`,
+      );
+    }
+  }
+}
+
+interface Visible {
+  /** From just before the write until the host answered with the change seen. */
+  readonly ms: number;
+  /** The grep call alone, inside the host. */
+  readonly callMs: number;
+  readonly indexed: boolean;
+}
+
+/** External writes: from this process's write until the host's grep for a fresh token sees it. */
+async function freshness(tree: string, host: Host, existing: string, original: string) {
+  const folder = join(tree, FRESH);
+  const grep = (token: string) =>
+    host.search("grep", { pattern: token, mode: "files_with_matches" });
+  const check = (answer: Answer, path: string, present: boolean, what: string) => {
+    const seen = (answer.results ?? []).includes(path);
+    if (seen !== present) {
+      throw new Error(
+        `${host.name}: ${what}: ${path} ${present ? "not found" : "still found"} ` +
+          `(answered ${JSON.stringify(answer.results)}, from the index: ${answer.indexed})`,
+      );
+    }
+  };
+  const created: Visible[] = [];
+  const modified: Visible[] = [];
+  const deleted: Visible[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const token = () => `owtfresh${crypto.randomUUID().replaceAll("-", "")}`;
+
+    const fresh = token();
+    const name = `new_${fresh}.c`;
+    let started = performance.now();
+    await Deno.writeTextFile(join(folder, name), `int ${fresh}(void);\n`);
+    let answer = await grep(fresh);
+    created.push({ ms: performance.now() - started, callMs: answer.ms, indexed: answer.indexed });
+    check(answer, `${FRESH}/${name}`, true, "new file");
+
+    const changed = token();
+    started = performance.now();
+    await Deno.writeTextFile(existing, `${original}\nint ${changed}(void);\n`);
+    answer = await grep(changed);
+    modified.push({ ms: performance.now() - started, callMs: answer.ms, indexed: answer.indexed });
+    check(answer, `${FRESH}/existing.c`, true, "changed file");
+
+    const doomed = token();
+    const doomedName = `doomed_${doomed}.c`;
+    await Deno.writeTextFile(join(folder, doomedName), `int ${doomed}(void);\n`);
+    check(await grep(doomed), `${FRESH}/${doomedName}`, true, "file to delete");
+    started = performance.now();
+    await Deno.remove(join(folder, doomedName));
+    answer = await grep(doomed);
+    deleted.push({ ms: performance.now() - started, callMs: answer.ms, indexed: answer.indexed });
+    check(answer, `${FRESH}/${doomedName}`, false, "deleted file");
+  }
+  await Deno.writeTextFile(existing, original);
+  return { created, modified, deleted };
+}
+
+async function main(): Promise<void> {
+  await ensureTools();
+  const tree = await kernelTree();
+  const folder = join(tree, FRESH);
+  await Deno.remove(folder, { recursive: true }).catch(() => {});
+  await Deno.mkdir(folder);
+  // A real source file, indexed with the tree, to be changed from outside.
+  const existing = join(folder, "existing.c");
+  await Deno.copyFile(join(tree, "kernel", "sched", "core.c"), existing);
+  const original = await Deno.readTextFile(existing);
+  const hosts: Host[] = [];
+  try {
+    console.log(`## Search index, Linux 6.1 source tree: ${tree}`);
+    console.log(
+      `\n(rare identifier: \`${RARE}\`; this run's files and writes go to \`${FRESH}/\` ` +
+        `in the tree, a copy of kernel/sched/core.c among them; ${navigator.hardwareConcurrency} ` +
+        `cores, load average ${await load()} at the start)`,
+    );
+
+    // One build at a time: the two cores are the build's alone.
+    const startups = new Map<Host, Startup & { readonly peakRss: number }>();
+    for (
+      const [runtime, indexed] of [["node", true], ["deno", true], ["node", false], [
+        "deno",
+        false,
+      ]] as const
+    ) {
+      const host = startHost(runtime, tree, indexed);
+      hosts.push(host);
+      const startup = await host.next<Startup>();
+      startups.set(host, { ...startup, peakRss: await peakRss(host.pid) });
+      if (indexed && !startup.index) {
+        problems.push(`${host.name}: this build has no search index (session.searchIndex absent)`);
+      }
+      if (startup.error !== null) problems.push(`${host.name}: index not built: ${startup.error}`);
+    }
+
+    console.log("\n### Index build and memory\n");
+    console.log(
+      "| host | build s (createSession to ready) | state | files | directories | indexed bytes | " +
+        "stats().memory | RSS before → after build | RSS growth | peak RSS | " +
+        "longest event-loop stall during the build |",
+    );
+    console.log("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (const host of hosts.filter((h) => h.indexed)) {
+      const s = startups.get(host)!;
+      const st = s.stats;
+      const growth = s.rssAfter - s.rssBefore;
+      console.log(
+        `| ${host.name} | ${s.buildMs === null ? "—" : (s.buildMs / 1000).toFixed(2)} | ${
+          st?.state ?? "none"
+        } | ${st?.files ?? "—"} | ${st?.directories ?? "—"} | ${st ? mib(st.bytes) : "—"} | ${
+          st ? `${mib(st.memory)} (${percent(st.memory, st.bytes)} of bytes)` : "—"
+        } | ${mib(s.rssBefore)} → ${mib(s.rssAfter)} | ${mib(growth)}${
+          st ? ` (${percent(growth, st.bytes)} of bytes)` : ""
+        } | ${mib(s.peakRss)} | ${s.stallMs.toFixed(0)} ms (${s.stalls} over 50 ms) |`,
+      );
+    }
+
+    await searchRows(tree, hosts);
+
+    console.log(
+      `\n### External write to visible (${rounds} rounds; a plain write from the bench ` +
+        `process, then at once the host's grep files_with_matches for a fresh token; medians)\n`,
+    );
+    console.log(
+      "| host | change | write → answer ms | grep call ms | max write → answer ms | from index |",
+    );
+    console.log("|---|---|---:|---:|---:|---:|");
+    for (const host of hosts.filter((h) => h.indexed)) {
+      const result = await freshness(tree, host, existing, original);
+      for (const [change, list] of Object.entries(result)) {
+        console.log(
+          `| ${host.name} | ${change} file | ${median(list.map((v) => v.ms)).toFixed(1)} | ${
+            median(list.map((v) => v.callMs)).toFixed(1)
+          } | ${Math.max(...list.map((v) => v.ms)).toFixed(1)} | ${
+            list.filter((v) => v.indexed).length
+          }/${list.length} |`,
+        );
+      }
+    }
+
+    console.log("\n### Memory at the end of the run\n");
+    console.log("| host | state | stats().memory | RSS | peak RSS | searches indexed / walked |");
+    console.log("|---|---|---:|---:|---:|---|");
+    for (const host of hosts) {
+      const end = await host.ask<{ stats: IndexStats | null; rss: number }>({ tool: "stats" });
+      const peak = await peakRss(host.pid);
+      console.log(
+        `| ${host.name} | ${end.stats?.state ?? "off"} | ${
+          end.stats ? mib(end.stats.memory) : "—"
+        } | ${mib(end.rss)} | ${mib(peak)} | ${
+          end.stats ? `${end.stats.searches.indexed} / ${end.stats.searches.walked}` : "—"
+        } |`,
+      );
+    }
+    console.log(`\n(load average ${await load()} at the end)`);
+  } finally {
+    for (const host of hosts) await host.close();
+    await Deno.remove(folder, { recursive: true }).catch(() => {});
+  }
+  if (problems.length > 0) {
+    console.log("\n### Problems\n");
+    for (const problem of problems) console.log(`- ${problem}`);
+    Deno.exitCode = 1;
+  }
+}
+
+await main();
