@@ -133,6 +133,8 @@ const SMALL_SEGMENT = 1024;
 const SMALL_SEGMENTS = 16;
 /** Files larger than this are not indexed (grep skips them as too large): candidates of every search. */
 const MAX_INDEXED_BYTES = 32 * 1024 * 1024;
+/** Entries a walk of the index meets between turns it gives the event loop. */
+const YIELD_EVERY = 256;
 /** Estimated resident bytes of one entry beyond its path's characters. */
 const ENTRY_BYTES = 160;
 
@@ -405,9 +407,15 @@ export class SearchIndex {
       const userExcludes = await this.#filesystem.readGitExcludes?.(this.#environment) ?? null;
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
       this.#entries.set(".", { kind: "directory", outer, children: new Map() });
-      const added = await this.#walkInto(".", outer, signal, () => false);
-      if (!current()) return;
-      await this.#indexFiles(added, generation, signal);
+      // Segments are built while the walk goes on: each batch of files as soon as it is met.
+      const indexing: Promise<void>[] = [];
+      const index = (ids: number[]) => {
+        const done = this.#indexFiles(ids, generation, signal);
+        done.catch(() => {});
+        indexing.push(done);
+      };
+      index(await this.#walkInto(".", outer, signal, () => false, undefined, index));
+      await Promise.all(indexing);
       if (!current()) return;
       if (this.#overLimit()) return;
       this.#buildMs = performance.now() - started;
@@ -549,7 +557,8 @@ export class SearchIndex {
   /**
    * Walks into a directory of the index by the walk's rules, adding what is
    * new; where `keep` says a known directory is as it was, does not go into
-   * it. Returns the ids of the files added, and the displays met in `seen`.
+   * it. Returns the ids of the files added (less those handed to `batch`, a
+   * segment's worth at a time), and the displays met in `seen`.
    */
   async #walkInto(
     directory: string,
@@ -557,13 +566,18 @@ export class SearchIndex {
     signal: AbortSignal,
     keep: (display: string) => boolean,
     seen?: Set<string>,
+    batch?: (ids: number[]) => void,
   ): Promise<number[]> {
     const added: number[] = [];
     const path = this.#checkedAt(directory, "directory");
     if (path === null) return added;
     const walk = new Walk(this.#io, { from: ".", ignore: outer }, signal);
     await walk.enter(path, directory);
+    let met = 0;
     for (let entry; (entry = await walk.next()) !== null;) {
+      // Listings that are ready resolve as microtasks: without a turn of the event loop now
+      // and then, a walk of a large tree would hold up every other call until it ends.
+      if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setTimeout(resolve, 0));
       seen?.add(entry.display);
       const known = this.#entries.get(entry.display);
       if (entry.kind === "directory") {
@@ -579,6 +593,7 @@ export class SearchIndex {
       if (known?.kind === "file") continue;
       if (known !== undefined) this.#remove(entry.display);
       added.push(this.#addFile(entry.display));
+      if (batch !== undefined && added.length === SEGMENT_FILES) batch(added.splice(0));
     }
     return added;
   }

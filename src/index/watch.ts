@@ -108,7 +108,7 @@ export async function fencedWatcher(
   root: string,
   handlers: WatchHandlers,
   options: WatchTreeOptions,
-  start: (events: FenceEvents) => Watches,
+  start: (events: FenceEvents) => Watches | Promise<Watches>,
 ): Promise<TreeWatcher> {
   const given = options.fenceDirectory;
   const fenceDirectory = given === undefined
@@ -129,7 +129,7 @@ export async function fencedWatcher(
       );
     }
     const fences = new Fences(fenceDirectory, handlers);
-    const watches = start(fences);
+    const watches = await start(fences);
     return {
       perDirectory: watches.perDirectory,
       add: (directory) => watches.add(directory),

@@ -8,7 +8,6 @@
 import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import {
-  describe,
   fencedWatcher,
   type FenceEvents,
   isWithin,
@@ -60,8 +59,7 @@ export function watchTreeDeno(
  * Events of kind `access` are not reported: reading a file is not a change,
  * and every write that changes content also yields a `modify` event.
  */
-function denoWatches(root: string, fences: FenceEvents): Watches {
-  const watcher = Deno.watchFs([root, fences.directory], { recursive: true });
+function denoWatches(root: string, fences: FenceEvents): Promise<Watches> {
   /** Real paths of event directories, kept until an event may have changed a link. */
   const real = new Map<string, string | null>();
   const realDirectory = (directory: string): string | null => {
@@ -86,37 +84,62 @@ function denoWatches(root: string, fences: FenceEvents): Watches {
       if (isWithin(alias, root)) fences.changed(alias);
     }
   };
-  const pump = (async () => {
-    try {
-      for await (const event of watcher) {
-        if (event.flag === "rescan") {
-          fences.lose("the watcher's event queue overflowed");
-          continue;
-        }
-        if (event.kind === "access") continue;
-        if (event.kind !== "modify") real.clear();
-        for (const path of event.paths) {
-          if (isWithin(path, fences.directory)) fences.cookie(path);
-          else if (isWithin(path, root)) report(path);
-        }
+  return new Promise((resolve, reject) => {
+    // The watches are added on a thread of their own (see `watch_worker.ts`).
+    const worker = new Worker(new URL("./watch_worker.ts", import.meta.url), { type: "module" });
+    let ended: () => void = () => {};
+    const end = new Promise<void>((done) => (ended = done));
+    let started = false;
+    worker.onmessage = ({ data }: MessageEvent<WorkerMessage>) => {
+      if ("started" in data) {
+        started = true;
+        resolve(watches);
+        return;
       }
-    } catch (error) {
-      fences.lose(`the watcher failed: ${describe(error)}`);
-    }
-    // The iterator ends only when the watcher is closed.
-    fences.lose("the watcher stopped");
-  })();
-  return {
-    perDirectory: false,
-    add() {},
-    remove() {},
-    async close() {
-      try {
-        watcher.close();
-      } catch {
-        // Already closed.
+      if ("ended" in data) {
+        ended();
+        worker.terminate();
+        const reason = data.error === undefined
+          ? "the watcher stopped"
+          : `the watcher failed: ${data.error}`;
+        if (started) fences.lose(reason);
+        else reject(new Error(reason));
+        return;
       }
-      await pump;
-    },
-  };
+      if (data.flag === "rescan") {
+        fences.lose("the watcher's event queue overflowed");
+        return;
+      }
+      if (data.kind === "access") return;
+      if (data.kind !== "modify") real.clear();
+      for (const path of data.paths) {
+        if (isWithin(path, fences.directory)) fences.cookie(path);
+        else if (isWithin(path, root)) report(path);
+      }
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      ended();
+      worker.terminate();
+      const reason = `the watcher's thread failed: ${event.message}`;
+      if (started) fences.lose(reason);
+      else reject(new Error(reason));
+    };
+    worker.postMessage({ paths: [root, fences.directory] });
+    const watches: Watches = {
+      perDirectory: false,
+      add() {},
+      remove() {},
+      async close() {
+        worker.postMessage("close");
+        await end;
+      },
+    };
+  });
 }
+
+/** What the watcher's thread posts. */
+type WorkerMessage =
+  | { readonly started: true }
+  | { readonly ended: true; readonly error?: string }
+  | { readonly kind: string; readonly paths: string[]; readonly flag: string | null };
