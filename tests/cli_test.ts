@@ -87,6 +87,14 @@ test("CLI: call exits 0 on ok, 1 on a tool error, 2 on a usage error, and errors
         [["call", "read", "--bogus", "{}"], /^openwork-tools: Unknown option '--bogus'/],
         [["call"], /^openwork-tools: call takes a tool name and one JSON argument/],
         [["tools", "--yes"], /^openwork-tools: --yes is an option of call/],
+        [
+          ["call", "read", "--search-index", "{}"],
+          /^openwork-tools: --search-index is an option of mcp over stdio/,
+        ],
+        [
+          ["mcp", "--http", "0", "--search-index"],
+          /^openwork-tools: --search-index is an option of mcp over stdio/,
+        ],
         [[], /^openwork-tools — .*\n\nUsage:/],
       ] as [string[], RegExp][]
     ) {

@@ -454,3 +454,43 @@ test("CLI: tools, call, help, and one-line errors with exit code 2", async () =>
     await dir.cleanup();
   }
 });
+
+test("MCP: mcp --search-index answers greps and globs as the walk does, sees an outside write, and ends with the client", async () => {
+  const dir = await tempDir();
+  const { command, args } = cliCommand();
+  const transport = new StdioClientTransport({
+    command,
+    args: [...args, "mcp", "--root", dir.path, "--mode", "acceptEdits", "--search-index"],
+    env: ENV,
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "openwork-test", version: "1.0.0" });
+  try {
+    await writeFile(`${dir.path}/a.txt`, "alpha needle\n");
+    await client.connect(transport);
+    const pid = transport.pid!;
+    const grep = async () =>
+      text(await client.callTool({ name: "grep", arguments: { pattern: "needle" } }));
+    assert.equal(await grep(), "a.txt");
+    await writeFile(`${dir.path}/b.txt`, "another needle\n");
+    assert.equal(await grep(), "a.txt\nb.txt");
+    const edit = await client.callTool({
+      name: "edit",
+      arguments: { path: "a.txt", old_text: "needle", new_text: "pin" },
+    });
+    assert.equal(edit.isError, false, text(edit));
+    assert.equal(await grep(), "b.txt");
+    const glob = await client.callTool({ name: "glob", arguments: { pattern: "*.txt" } });
+    assert.equal(text(glob), "a.txt\nb.txt");
+    await client.close();
+    let gone = false;
+    for (let i = 0; i < 250 && !gone; i++) {
+      gone = !await alive(pid);
+      if (!gone) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(gone, "the server ends when its client closes, its index and watcher with it");
+  } finally {
+    await client.close();
+    await dir.cleanup();
+  }
+});
