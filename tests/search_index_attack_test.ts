@@ -116,6 +116,10 @@ for (const fixture of disks) {
       await mkdir(join(tree.root, ".git/info"));
       await writeFile(join(tree.root, ".git/info/exclude"), "b\n");
       assert.deepEqual(await files(), ["a/x.txt"]);
+      await writeFile(join(tree.root, ".git/info/exclude"), "");
+      assert.deepEqual(await files(), ["a/x.txt", "b/y.txt"]);
+      await writeFile(join(tree.root, ".git/info/exclude"), "b\n");
+      assert.deepEqual(await files(), ["a/x.txt"]);
       // A repository inside the tree, then an edit of its exclude file alone.
       await mkdir(join(tree.root, "b/.git/info"), { recursive: true });
       await writeFile(join(tree.root, ".git/info/exclude"), "");
@@ -123,6 +127,33 @@ for (const fixture of disks) {
       assert.deepEqual(await files(), ["a/x.txt"]);
       await writeFile(join(tree.root, "b/.git/info/exclude"), "z.txt\n");
       assert.deepEqual(await files(), ["a/x.txt", "b/y.txt"]);
+      assert.equal(tree.index.stats().state, "ready");
+    } finally {
+      await tree.close();
+    }
+  });
+
+  test(`${fixture.name}: fresh: a directory made again, or another moved into its place, is watched and read anew`, async () => {
+    const tree = await indexedAndPlain({ "d/x.txt": "needle old\n" }, () => fixture.make({}));
+    try {
+      await tree.index.ready;
+      const files = async (pattern: string) => (await tree.both("grep", { pattern })).data?.files;
+      assert.deepEqual(await files("needle"), ["d/x.txt"]);
+      // Removed and made again: later changes in it must still be seen.
+      await rm(join(tree.root, "d"), { recursive: true });
+      await mkdir(join(tree.root, "d"));
+      await writeFile(join(tree.root, "d/x.txt"), "needle one\n");
+      assert.deepEqual(await files("needle one"), ["d/x.txt"]);
+      await writeFile(join(tree.root, "d/y.txt"), "needle two\n");
+      assert.deepEqual(await files("needle two"), ["d/y.txt"]);
+      // Moved away, another made in its place with a file of the same name.
+      await sh('mv "$1" "$2"', join(tree.root, "d"), join(tree.outside, "d-away"));
+      await mkdir(join(tree.root, "d"));
+      await writeFile(join(tree.root, "d/x.txt"), "needle three\n");
+      assert.deepEqual(await files("needle three"), ["d/x.txt"]);
+      await appendFile(join(tree.outside, "d-away/y.txt"), "needle four\n");
+      await writeFile(join(tree.root, "d/z.txt"), "needle five\n");
+      assert.deepEqual(await files("needle (four|five)"), ["d/z.txt"]);
       assert.equal(tree.index.stats().state, "ready");
     } finally {
       await tree.close();

@@ -264,6 +264,8 @@ export class SearchIndex {
     if (git === null) return;
     const dotGit = this.#checkedAt(git[1], "directory");
     if (dotGit === null) return;
+    // Watched afresh: `.git` or `.git/info` may have been removed and made again.
+    watcher.remove(unwrapCheckedPath(dotGit));
     watcher.add(unwrapCheckedPath(dotGit));
     const listing = await this.#io.readDir(dotGit).catch(() => null);
     if (!listing?.some((entry) => entry.name === "info" && entry.kind === "directory")) return;
@@ -720,7 +722,11 @@ export class SearchIndex {
       if (nameOf(display) === ".gitignore") deep.add(parent);
       else shallow.add(parent);
       files.add(display);
-      if (this.#entries.get(display)?.kind === "directory") shallow.add(display);
+      // A directory whose own entry changed may be another one now (removed
+      // and made again, or one moved into its place): its entries, and a
+      // watcher's watches on it, cannot be trusted. The parent's listing
+      // walks it again as new.
+      if (this.#entries.get(display)?.kind === "directory") this.#remove(display);
     }
     // Shallowest first: a directory walked deep, or new, covers what is below it.
     const order = [...new Set([...deep, ...shallow])].sort((a, b) =>
