@@ -184,6 +184,8 @@ function join(directory: string, name: string): string {
 
 /** Where a path under a `.git` directory matters to the walk's ignore rules. */
 const GIT_RULES = /^(?:(.*)\/)?\.git(?:\/info(?:\/exclude)?)?$/;
+/** A repository's exclude file, and its `.git` directory. */
+const GIT_EXCLUDE = /^((?:.*\/)?\.git)\/info\/exclude$/;
 
 /** A session's search index; see the module documentation. */
 export class SearchIndex {
@@ -241,7 +243,30 @@ export class SearchIndex {
         this.#watcher?.add(unwrapCheckedPath(directory));
         return io.readDir(directory);
       },
+      readText: async (file, maxBytes) => {
+        await this.#watchGitRules(file);
+        return io.readText(file, maxBytes);
+      },
     };
+  }
+
+  /**
+   * Before a repository's `.git/info/exclude` is read, a watcher of single
+   * directories watches `.git` (where `info` may come and go) and `.git/info`
+   * when there is one: the walk never lists them, yet their rules apply.
+   */
+  async #watchGitRules(file: CheckedPath): Promise<void> {
+    const watcher = this.#watcher;
+    if (watcher === null || !watcher.perDirectory) return;
+    const git = GIT_EXCLUDE.exec(file.display);
+    if (git === null) return;
+    const dotGit = this.#checkedAt(git[1], "directory");
+    if (dotGit === null) return;
+    watcher.add(unwrapCheckedPath(dotGit));
+    const listing = await this.#io.readDir(dotGit).catch(() => null);
+    if (!listing?.some((entry) => entry.name === "info" && entry.kind === "directory")) return;
+    const info = checkedChild(dotGit, "info", "directory");
+    if (info !== null) watcher.add(unwrapCheckedPath(info));
   }
 
   /** The handle a session exposes. */
@@ -384,12 +409,7 @@ export class SearchIndex {
       if (!current()) return;
       await this.#indexFiles(added, generation, signal);
       if (!current()) return;
-      const { memory } = this.stats();
-      const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
-      if (memory > limit) {
-        this.#fail(`the index would take ${memory} bytes, more than its limit of ${limit}`);
-        return;
-      }
+      if (this.#overLimit()) return;
       this.#buildMs = performance.now() - started;
       this.#state = "ready";
       this.#settleReady?.resolve();
@@ -640,6 +660,21 @@ export class SearchIndex {
   }
 
   async #settleNow(signal: AbortSignal): Promise<boolean> {
+    const generation = this.#generation;
+    try {
+      return await this.#refresh(signal);
+    } catch (error) {
+      // The call's own abort ends its search. Anything else (a fence that
+      // failed, a listing or a segment that could not be made) leaves the
+      // index unable to vouch: it is built again, and this search walks.
+      signal.throwIfAborted();
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#lost(`the index could not be brought up to date: ${reason}`, generation);
+      return false;
+    }
+  }
+
+  async #refresh(signal: AbortSignal): Promise<boolean> {
     if (this.#state !== "ready") return false;
     const generation = this.#generation;
     const watcher = this.#watcher!;
@@ -711,7 +746,17 @@ export class SearchIndex {
     again.push(...this.#compaction());
     const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
     await this.#indexFiles(pending, generation, internal);
-    return generation === this.#generation && this.#state === "ready";
+    if (generation !== this.#generation || this.#state !== "ready") return false;
+    return !this.#overLimit();
+  }
+
+  /** Whether the index takes more memory than its limit: then it stops, and searches walk. */
+  #overLimit(): boolean {
+    const { memory } = this.stats();
+    const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
+    if (memory <= limit) return false;
+    this.#fail(`the index would take ${memory} bytes, more than its limit of ${limit}`);
+    return true;
   }
 
   /** Every entry below a directory. */

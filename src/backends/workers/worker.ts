@@ -155,7 +155,9 @@ let builder: SegmentBuilder | null = null;
 
 /**
  * A file's bytes for the index, or `null` when it is not indexed: unreadable,
- * larger than `maxBytes`, or binary (as the scan tells binary files).
+ * larger than `maxBytes`, binary (as the scan tells binary files), or with
+ * more than one hard link (a write through another of its names, perhaps
+ * outside the watched tree, changes it with no event for this one).
  */
 function indexedBytes(
   directories: VerifiedDirectories,
@@ -165,10 +167,11 @@ function indexedBytes(
   const fd = directories.openFile(path, READ_FLAGS);
   if (fd === null) return null;
   try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.nlink > 1 || stats.size > maxBytes) return null;
     const read = readSync(fd, head, 0, CHUNK, null);
     if (read < CHUNK) return headIsBinary(read) ? null : head.subarray(0, read);
-    const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > maxBytes || headIsBinary(CHUNK)) return null;
+    if (headIsBinary(CHUNK)) return null;
     return readWhole(fd, stats.size, maxBytes);
   } catch {
     return null;

@@ -1,0 +1,343 @@
+/**
+ * The search index when things go wrong: a watcher that loses track or
+ * whose fence does not return, a search or a build cancelled, and the
+ * path boundary (nothing outside the working directory, symbolic links
+ * never followed). Whatever happens, grep and glob answer as a fresh walk.
+ */
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  createSession,
+  type FinalizedToolset,
+  finalizeToolset,
+  type SearchIndexHandle,
+  type SearchIndexOptions,
+} from "../mod.ts";
+import type { TreeWatcher, WatchHandlers } from "../src/index/watch.ts";
+import { sh, tempDir } from "./helpers.ts";
+import {
+  assertSameAnswer,
+  callTool,
+  type IndexBackend,
+  indexBackends,
+  layOutTree,
+  put,
+  Random,
+} from "./search_index_tree.ts";
+
+// Under narrow flags the Deno backend reaches /proc/self/fd through a link inside its scope.
+const links = await tempDir();
+const descriptorLink = join(links.path, "fd");
+await sh('ln -s /proc/self/fd "$1"', descriptorLink);
+after(() => links.cleanup());
+
+const backends = await indexBackends({ descriptorLink });
+
+/** A watcher the test drives: it reports what the test tells it to, and its fence does as the test says. */
+class DrivenWatcher implements TreeWatcher {
+  readonly perDirectory = false;
+  readonly handlers: WatchHandlers;
+  closed = false;
+  /** What the next fence does (default: returns `true` at once). */
+  fenceOnce: ((signal?: AbortSignal) => Promise<boolean>) | null = null;
+
+  constructor(handlers: WatchHandlers) {
+    this.handlers = handlers;
+  }
+
+  add(): void {}
+
+  remove(): void {}
+
+  fence(signal?: AbortSignal): Promise<boolean> {
+    const once = this.fenceOnce;
+    this.fenceOnce = null;
+    return once === null ? Promise.resolve(true) : once(signal);
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+}
+
+/** Makes driven watchers for an index; while `hold` is set, a new watcher waits for it. */
+class DrivenWatchers {
+  readonly made: DrivenWatcher[] = [];
+  hold: Promise<void> | null = null;
+  readonly watch: NonNullable<SearchIndexOptions["watch"]> = async (_root, handlers) => {
+    if (this.hold !== null) await this.hold;
+    const watcher = new DrivenWatcher(handlers);
+    this.made.push(watcher);
+    return watcher;
+  };
+
+  /** The latest watcher made. */
+  get current(): DrivenWatcher {
+    return this.made[this.made.length - 1];
+  }
+}
+
+/** A promise and the function that resolves it. */
+function gate(): { promise: Promise<void>; open(): void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+/** Waits until the index is in `state` (the test's own timeout bounds the wait). */
+async function until(index: SearchIndexHandle, state: string): Promise<void> {
+  while (index.stats().state !== state) await sleep(5);
+}
+
+/** Until `condition` holds (the test's own timeout bounds the wait). */
+async function untilTrue(condition: () => boolean): Promise<void> {
+  while (!condition()) await sleep(5);
+}
+
+/** A tree, a session with the index and one without, on a backend. */
+async function pair(
+  backend: IndexBackend,
+  options: SearchIndexOptions | true,
+  files = 300,
+): Promise<{
+  root: string;
+  outside: string;
+  index: SearchIndexHandle;
+  indexed: FinalizedToolset;
+  plain: FinalizedToolset;
+  same(name: string, input: Record<string, unknown>): Promise<void>;
+  cleanup(): Promise<void>;
+}> {
+  const dir = await tempDir();
+  const root = join(dir.path, "repo");
+  const outside = join(dir.path, "outside");
+  await layOutTree(root, outside, new Random(7), files);
+  const indexedSession = await createSession({
+    workingDirectory: root,
+    filesystem: backend.create(),
+    skillRoot: null,
+    searchIndex: options,
+  });
+  const plainSession = await createSession({
+    workingDirectory: root,
+    filesystem: backend.create(),
+    skillRoot: null,
+  });
+  const index = indexedSession.searchIndex!;
+  const indexed = finalizeToolset({ session: indexedSession });
+  const plain = finalizeToolset({ session: plainSession });
+  return {
+    root,
+    outside,
+    index,
+    indexed,
+    plain,
+    async same(name, input) {
+      await assertSameAnswer(indexed, plain, name, input, () => `backend ${backend.name}`);
+    },
+    async cleanup() {
+      await index.close();
+      await dir.cleanup();
+    },
+  };
+}
+
+/** Searches of every kind, compared between the two sessions. */
+async function compareAll(
+  same: (name: string, input: Record<string, unknown>) => Promise<void>,
+  patterns: readonly string[],
+): Promise<void> {
+  for (const pattern of patterns) {
+    await same("grep", { pattern });
+    await same("grep", { pattern, mode: "content", context: 1 });
+    await same("grep", { pattern, mode: "count", case_insensitive: true, max_results: 3 });
+  }
+  await same("glob", { pattern: "**/*.ts" });
+  await same("glob", { pattern: "src/**", max_results: 5 });
+}
+
+for (const backend of backends) {
+  test(`search index: watcher loss falls back to the walk, then rebuilds (${backend.name})`, {
+    timeout: 120_000,
+  }, async () => {
+    const watchers = new DrivenWatchers();
+    const { root, index, same, cleanup } = await pair(backend, { watch: watchers.watch });
+    try {
+      await index.ready;
+      assert.equal(index.stats().builds, 1);
+      let searches = index.stats().searches;
+      await compareAll(same, ["alpha", "zanzibar"]);
+      assert.ok(index.stats().searches.indexed > searches.indexed, "the index answered");
+
+      // A change the watcher never reports, then the watcher loses track.
+      await put(join(root, "src/unreported.ts"), "alpha lost_marker\n");
+      const rebuild = gate();
+      watchers.hold = rebuild.promise;
+      watchers.current.handlers.lost("overflow");
+      assert.equal(index.stats().state, "rebuilding");
+      assert.match(index.stats().reason ?? "", /overflow/);
+      assert.equal(watchers.made[0].closed, true, "the lost watcher is closed");
+      searches = index.stats().searches;
+      await compareAll(same, ["lost_marker", "alpha"]);
+      assert.equal(index.stats().searches.indexed, searches.indexed, "nothing answered meanwhile");
+      assert.ok(index.stats().searches.walked > searches.walked, "searches walked meanwhile");
+
+      // Rebuilt: the index answers again, with what the lost watcher never reported.
+      watchers.hold = null;
+      rebuild.open();
+      await until(index, "ready");
+      assert.equal(index.stats().builds, 2);
+      searches = index.stats().searches;
+      await compareAll(same, ["lost_marker", "alpha"]);
+      assert.ok(index.stats().searches.indexed > searches.indexed, "the rebuilt index answered");
+
+      // A fence that does not return: that search walks, and the index is built again.
+      await put(join(root, "lib/unfenced.ts"), "bravo fence_marker\n");
+      const second = gate();
+      watchers.hold = second.promise;
+      watchers.current.fenceOnce = () => Promise.resolve(false);
+      searches = index.stats().searches;
+      await same("grep", { pattern: "fence_marker", mode: "content" });
+      assert.equal(index.stats().searches.indexed, searches.indexed);
+      assert.equal(index.stats().state, "rebuilding");
+      await compareAll(same, ["fence_marker"]);
+      watchers.hold = null;
+      second.open();
+      await until(index, "ready");
+      assert.equal(index.stats().builds, 3);
+      searches = index.stats().searches;
+      await compareAll(same, ["fence_marker", "bravo"]);
+      assert.ok(index.stats().searches.indexed > searches.indexed);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  test(`search index: cancellation stops a search and the build (${backend.name})`, {
+    timeout: 120_000,
+  }, async () => {
+    const watchers = new DrivenWatchers();
+    const first = await pair(backend, { watch: watchers.watch });
+    try {
+      await first.index.ready;
+      // Cancelled while the search waits for the watcher's fence.
+      const turn = new AbortController();
+      watchers.current.fenceOnce = (signal) => {
+        turn.abort();
+        return new Promise((resolve) => {
+          if (signal?.aborted) resolve(false);
+          else signal?.addEventListener("abort", () => resolve(false), { once: true });
+        });
+      };
+      const cancelled = await callTool(first.indexed, "grep", { pattern: "alpha" }, turn.signal);
+      assert.equal(cancelled.error?.code, "cancelled", cancelled.output);
+      // A cancelled search is not a lost watcher: the index still answers.
+      assert.equal(first.index.stats().state, "ready");
+      assert.equal(first.index.stats().builds, 1);
+      const searches = first.index.stats().searches;
+      await compareAll(first.same, ["alpha"]);
+      assert.ok(first.index.stats().searches.indexed > searches.indexed);
+
+      // Closed while the build waits for its watcher: close settles, the build stops.
+      const held = new DrivenWatchers();
+      const opening = gate();
+      held.hold = opening.promise;
+      const second = await pair(backend, { watch: held.watch }, 50);
+      try {
+        const ready = second.index.ready;
+        assert.equal(second.index.stats().state, "building");
+        await second.index.close();
+        assert.equal(second.index.stats().state, "closed");
+        await assert.rejects(ready);
+        held.hold = null;
+        opening.open();
+        // The watcher that arrives after the close is closed at once.
+        await untilTrue(() => held.made.length === 1 && held.made[0].closed);
+        const before = second.index.stats().searches;
+        await compareAll(second.same, ["alpha", "zanzibar"]);
+        const now = second.index.stats();
+        assert.equal(now.state, "closed");
+        assert.equal(now.searches.indexed, before.indexed, "a closed index answers nothing");
+        assert.ok(now.searches.walked > before.walked);
+      } finally {
+        await second.cleanup();
+      }
+
+      // Closed while the segments are built, with the runtime's watcher.
+      const third = await pair(backend, true, 2000);
+      try {
+        const ready = third.index.ready.then(() => "ready", () => "rejected");
+        await third.index.close();
+        assert.equal(third.index.stats().state, "closed");
+        await ready;
+        const before = third.index.stats().searches;
+        await compareAll(third.same, ["alpha", "zanzibar"]);
+        assert.equal(third.index.stats().searches.indexed, before.indexed);
+        assert.equal(third.index.stats().files, 0, "a closed index holds nothing");
+      } finally {
+        await third.cleanup();
+      }
+    } finally {
+      await first.cleanup();
+    }
+  });
+
+  test(
+    `search index: nothing outside the roots is indexed; symbolic links are not followed (${backend.name})`,
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // The tree holds links to a file and a directory outside, and to a directory inside (links/).
+      const { root, outside, index, indexed, same, cleanup } = await pair(backend, true, 200);
+      // The first line of grep's answer: a path, or "No matches." (the skipped counts follow).
+      const grepOf = async (pattern: string) =>
+        (await callTool(indexed, "grep", { pattern })).output.split("\n")[0];
+      const everything = async () =>
+        (await callTool(indexed, "glob", { pattern: "**", max_results: 2000 })).output.split("\n");
+      try {
+        await put(join(root, "swap/inner.ts"), "alpha swapped_marker\n");
+        await put(join(outside, "other/far.ts"), "alpha outsider_marker far\n");
+        await index.ready;
+        await compareAll(same, ["outsider_marker", "swapped_marker", "alpha"]);
+        assert.equal(await grepOf("outsider_marker"), "No matches.");
+        assert.equal(await grepOf("swapped_marker"), "swap/inner.ts");
+        const paths = await everything();
+        assert.ok(!paths.some((path) => path.startsWith("links/out/")), "never gone through");
+        assert.ok(!paths.some((path) => path.startsWith("links/to_dir/")), "never gone through");
+
+        // Outside changes, and a directory swapped for a link to outside, lead nowhere.
+        await put(join(outside, "late.ts"), "alpha outsider_marker late\n");
+        await sh('rm -r "$1" && ln -s "$2" "$1"', join(root, "swap"), join(outside, "other"));
+        await compareAll(same, ["outsider_marker", "swapped_marker"]);
+        assert.equal(await grepOf("outsider_marker"), "No matches.");
+        assert.equal(await grepOf("swapped_marker"), "No matches.");
+        assert.ok(!(await everything()).some((path) => path.startsWith("swap/")));
+
+        // A link swapped for a real directory is entered like any directory.
+        await sh(
+          'rm "$1" && mkdir "$1" && echo "alpha inside_now" > "$1/now.ts"',
+          join(root, "links/out"),
+        );
+        await compareAll(same, ["inside_now", "outsider_marker"]);
+        assert.equal(await grepOf("inside_now"), "links/out/now.ts");
+
+        // A directory some link inside the tree points to is still watched by its own path.
+        await fs.writeFile(join(root, "src/through.ts"), "alpha through_marker\n");
+        await same("grep", { pattern: "through_marker" });
+        const [first] = (await callTool(indexed, "glob", { pattern: "src/*.ts" })).output.split(
+          "\n",
+        );
+        await fs.appendFile(join(root, first), "appended_marker\n");
+        await same("grep", { pattern: "appended_marker", mode: "content" });
+        assert.equal(await grepOf("appended_marker"), first);
+      } finally {
+        await cleanup();
+      }
+    },
+  );
+}
