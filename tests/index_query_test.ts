@@ -11,6 +11,7 @@ import type { IndexQuery } from "../src/index/query.ts";
 import { SegmentBuilder, segmentCandidates } from "../src/index/segment.ts";
 import { compileMatcher } from "../src/search/matcher.ts";
 import { RE2JS } from "re2js";
+import { mulberry32 } from "./shell_oracle.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -123,18 +124,6 @@ test("index query: the engine folds no character outside ASCII to ASCII but U+01
   }
   assert.deepEqual(folded, [0x17f, 0x212a]);
 });
-
-/** A small seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A generated pattern with a way to make text that it likely matches. */
 interface Gen {
@@ -275,7 +264,7 @@ function generator(next: () => number) {
 }
 
 test("index query: sound on generated patterns and lines, directly and through a segment", () => {
-  const gen = generator(random(0x1d3e5));
+  const gen = generator(mulberry32(0x1d3e5));
   const builder = new SegmentBuilder();
   let pending: { query: IndexQuery; id: number; label: string }[] = [];
   let checked = 0;

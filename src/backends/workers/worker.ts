@@ -150,9 +150,6 @@ function scanOne(
   }
 }
 
-/** The worker's segment builder, made on first use and reused. */
-let builder: SegmentBuilder | null = null;
-
 /**
  * A file's bytes for the index, or `null` when it is not indexed: unreadable,
  * larger than `maxBytes`, binary (as the scan tells binary files), or with
@@ -184,7 +181,9 @@ function indexedBytes(
 function buildSegment(directories: VerifiedDirectories, job: SegmentJob): SegmentAnswer {
   const locals = new Int32Array(job.files.length);
   const sizes = new Int32Array(job.files.length);
-  builder ??= new SegmentBuilder();
+  // A builder per job: its tables (tens of MiB) go with it rather than stay resident in an idle
+  // worker; making them costs a few milliseconds against the seconds a job of thousands of files takes.
+  const builder = new SegmentBuilder();
   try {
     for (let i = 0; i < job.files.length; i++) {
       const content = indexedBytes(directories, job.files[i], job.maxBytes);
@@ -196,7 +195,6 @@ function buildSegment(directories: VerifiedDirectories, job: SegmentJob): Segmen
     }
     return { id: job.id, segment: builder.finish(), locals, sizes };
   } catch (error) {
-    builder = null;
     return { id: job.id, segment: null, locals, sizes, error: String(error) };
   }
 }
