@@ -10,7 +10,7 @@
  * `INDEX_MODEL_SEED` picks another sequence; a failure prints the seed and
  * every operation so far.
  */
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -22,8 +22,8 @@ import {
   callTool,
   EXTENSIONS,
   fileName,
-  indexBackends,
   layOutTree,
+  linkedIndexBackends,
   put,
   Random,
   RARE,
@@ -34,13 +34,7 @@ import {
   WORDS,
 } from "./search_index_tree.ts";
 
-// Under narrow flags the Deno backend reaches /proc/self/fd through a link inside its scope.
-const links = await tempDir();
-const descriptorLink = join(links.path, "fd");
-await sh('ln -s /proc/self/fd "$1"', descriptorLink);
-after(() => links.cleanup());
-
-const backends = await indexBackends({ descriptorLink });
+const backends = await linkedIndexBackends();
 
 const DEFAULT_SEED = 1919;
 const SEED = process.env.INDEX_MODEL_SEED === undefined

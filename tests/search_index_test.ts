@@ -4,7 +4,7 @@
  * path boundary (nothing outside the working directory, symbolic links
  * never followed). Whatever happens, grep and glob answer as a fresh walk.
  */
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
 import { join } from "node:path";
@@ -22,19 +22,13 @@ import {
   assertSameAnswer,
   callTool,
   type IndexBackend,
-  indexBackends,
   layOutTree,
+  linkedIndexBackends,
   put,
   Random,
 } from "./search_index_tree.ts";
 
-// Under narrow flags the Deno backend reaches /proc/self/fd through a link inside its scope.
-const links = await tempDir();
-const descriptorLink = join(links.path, "fd");
-await sh('ln -s /proc/self/fd "$1"', descriptorLink);
-after(() => links.cleanup());
-
-const backends = await indexBackends({ descriptorLink });
+const backends = await linkedIndexBackends();
 
 /** A watcher the test drives: it reports what the test tells it to, and its fence does as the test says. */
 class DrivenWatcher implements TreeWatcher {

@@ -3,12 +3,13 @@
  * seeded random source, a generated tree with every kind of entry the walk
  * treats apart, and the comparison of one call through two toolsets.
  */
+import { after } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { AsyncFileSystem, FinalizedToolset, ToolResult } from "../mod.ts";
 import { createNodeFileSystem, type DiskFileSystemOptions } from "../node.ts";
-import { sh, symlinkOnDisk, underDeno } from "./helpers.ts";
+import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 
 /** Whether the tests run as root, whom mode 000 does not stop (asked of `id`: Deno's flags here refuse the uid). */
 export const runningAsRoot: boolean = (await sh("id -u")).trim() === "0";
@@ -19,6 +20,19 @@ export interface IndexBackend {
   readonly name: string;
   /** A new instance of the backend. */
   create(): AsyncFileSystem;
+}
+
+/**
+ * The disk backends, as {@link indexBackends}, with a link to `/proc/self/fd`
+ * made for them (under narrow flags the Deno backend reaches descriptors
+ * through a link inside its scope), removed after the file's tests.
+ */
+export async function linkedIndexBackends(): Promise<IndexBackend[]> {
+  const links = await tempDir();
+  const descriptorLink = join(links.path, "fd");
+  await sh('ln -s /proc/self/fd "$1"', descriptorLink);
+  after(() => links.cleanup());
+  return await indexBackends({ descriptorLink });
 }
 
 /**
