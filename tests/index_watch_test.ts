@@ -74,7 +74,15 @@ test("watch: a fence resolves only after every earlier change is reported", asyn
       for d in d*/s*; do mv "$d/moved.txt" d0/s0/; mv d0/s0/moved.txt "$d/back.txt"; done`,
       root,
     );
-    assert.equal(await watcher.fence(), true);
+    const fenced = await watcher.fence();
+    if (losses.length > 0) {
+      // Deno's watcher takes a burst as large as its runtime's event channel as a possible
+      // loss (see the burst test): then no fence vouches.
+      assert.ok(underDeno, `a loss: ${losses.join("; ")}`);
+      assert.equal(fenced, false);
+      return;
+    }
+    assert.equal(fenced, true);
     const expected = new Set<string>([join(root, "d0", "s0", "moved.txt")]);
     for (const directory of directories) {
       for (let i = 1; i <= 8; i++) expected.add(join(directory, `n${i}.txt`));
@@ -93,6 +101,18 @@ test("watch: a fence resolves only after every earlier change is reported", asyn
   }
 });
 
+/**
+ * A fence's answer: `true` once every earlier change is reported; or, on Deno only, `false`
+ * after a loss (its watcher takes a run of events as long as the runtime's event channel as a
+ * possible loss, see the burst test), which ends the test there.
+ */
+async function vouched(watcher: TreeWatcher, losses: readonly string[]): Promise<boolean> {
+  const fenced = await watcher.fence();
+  if (fenced) return true;
+  assert.ok(underDeno && losses.length > 0, `a fence failed without a loss: ${losses.join("; ")}`);
+  return false;
+}
+
 test("watch: a directory made after the start is watched (per-directory: after add)", async () => {
   const dir = await tempDir();
   const root = join(dir.path, "repo");
@@ -101,7 +121,7 @@ test("watch: a directory made after the start is watched (per-directory: after a
   try {
     await watchBelow(watcher, root);
     await fs.mkdir(join(root, "new", "a", "b"), { recursive: true });
-    assert.equal(await watcher.fence(), true);
+    if (!await vouched(watcher, losses)) return;
     assert.deepEqual(missing(changed, [join(root, "new")]), []);
     // The index lists a new directory once it is reported, adding each directory first.
     await watchBelow(watcher, join(root, "new"));
@@ -112,11 +132,11 @@ test("watch: a directory made after the start is watched (per-directory: after a
     ];
     for (const file of files) await fs.writeFile(file, "text\n");
     await fs.mkdir(join(root, "new", "a", "b", "later"));
-    assert.equal(await watcher.fence(), true);
+    if (!await vouched(watcher, losses)) return;
     assert.deepEqual(missing(changed, [...files, join(root, "new", "a", "b", "later")]), []);
     await watchBelow(watcher, join(root, "new", "a", "b", "later"));
     await fs.writeFile(join(root, "new", "a", "b", "later", "last.txt"), "text\n");
-    assert.equal(await watcher.fence(), true);
+    if (!await vouched(watcher, losses)) return;
     assert.deepEqual(missing(changed, [join(root, "new", "a", "b", "later", "last.txt")]), []);
     assert.deepEqual(losses, []);
   } finally {
@@ -134,17 +154,17 @@ test("watch: removing a watched directory is a change, not a loss", async () => 
   try {
     await watchBelow(watcher, root);
     await fs.rm(join(root, "gone"), { recursive: true });
-    assert.equal(await watcher.fence(), true);
+    if (!await vouched(watcher, losses)) return;
     assert.deepEqual(missing(changed, [join(root, "gone")]), []);
     // The index stops watching what left the tree; the rest is still watched.
     watcher.remove(join(root, "gone"));
     await fs.writeFile(join(root, "after.txt"), "text\n");
     // A directory made again at the same path is a new directory.
     await fs.mkdir(join(root, "gone"));
-    assert.equal(await watcher.fence(), true);
+    if (!await vouched(watcher, losses)) return;
     await watchBelow(watcher, join(root, "gone"));
     await fs.writeFile(join(root, "gone", "again.txt"), "text\n");
-    assert.equal(await watcher.fence(), true);
+    if (!await vouched(watcher, losses)) return;
     assert.deepEqual(
       missing(changed, [join(root, "after.txt"), join(root, "gone", "again.txt")]),
       [],
@@ -236,7 +256,18 @@ test("watch: concurrent fences each resolve, and leave no cookie behind", async 
       fences.push(first.watcher.fence(), second.watcher.fence());
     }
     await Promise.all(writes);
-    assert.deepEqual(await Promise.all(fences), new Array(40).fill(true));
+    const results = await Promise.all(fences);
+    if (first.losses.length + second.losses.length > 0) {
+      // So many cookies at once may overflow Deno's event channel: a watcher that may have
+      // lost an event says so, and its fences fail; none hangs, and no cookie is left.
+      assert.ok(underDeno, "only Deno's watcher reports a burst as a loss here");
+      assert.ok(results.every((result) => typeof result === "boolean"));
+      assert.deepEqual(await fs.readdir(cookies), []);
+      await first.watcher.close();
+      await second.watcher.close();
+      return;
+    }
+    assert.deepEqual(results, new Array(40).fill(true));
     assert.equal(await first.watcher.fence(), true);
     assert.equal(await second.watcher.fence(), true);
     const files = Array.from({ length: 20 }, (_, i) => join(root, `f${i}.txt`));

@@ -106,15 +106,24 @@ function denoWatches(root: string, fences: FenceEvents): Promise<Watches> {
         else reject(new Error(reason));
         return;
       }
-      if (data.flag === "rescan") {
-        fences.lose("the watcher's event queue overflowed");
+      if (data.overrun) {
+        fences.lose(
+          "a burst of changes may have overflowed the runtime's event channel (16 events; " +
+            "it drops what does not fit)",
+        );
         return;
       }
-      if (data.kind === "access") return;
-      if (data.kind !== "modify") real.clear();
-      for (const path of data.paths) {
-        if (isWithin(path, fences.directory)) fences.cookie(path);
-        else if (isWithin(path, root)) report(path);
+      for (const event of data.events) {
+        if (event.flag === "rescan") {
+          fences.lose("the watcher's event queue overflowed");
+          continue;
+        }
+        if (event.kind === "access") continue;
+        if (event.kind !== "modify") real.clear();
+        for (const path of event.paths) {
+          if (isWithin(path, fences.directory)) fences.cookie(path);
+          else if (isWithin(path, root)) report(path);
+        }
       }
     };
     worker.onerror = (event) => {
@@ -142,4 +151,11 @@ function denoWatches(root: string, fences: FenceEvents): Promise<Watches> {
 type WorkerMessage =
   | { readonly started: true }
   | { readonly ended: true; readonly error?: string }
-  | { readonly kind: string; readonly paths: string[]; readonly flag: string | null };
+  | {
+    readonly overrun: boolean;
+    readonly events: readonly {
+      readonly kind: string;
+      readonly paths: string[];
+      readonly flag: string | null;
+    }[];
+  };
