@@ -9,61 +9,9 @@
  * and a generated tree that needs no package.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { ensureTools, kernelTree, option, repo, sh } from "./setup.ts";
 
-const repo = fileURLToPath(new URL("..", import.meta.url));
-const args = Deno.args;
-const option = (name: string) => {
-  const at = args.indexOf(name);
-  return at === -1 ? undefined : args[at + 1];
-};
 const rounds = Number(option("--rounds") ?? 5);
-
-async function sh(
-  script: string,
-  cwd = repo,
-  env: Record<string, string> = {},
-): Promise<{ code: number; out: string }> {
-  const { code, stdout, stderr } = await new Deno.Command("bash", {
-    args: ["-c", script],
-    cwd,
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  return { code, out: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr) };
-}
-
-async function ensureTools(): Promise<void> {
-  const missing = [];
-  for (const [bin, pkg] of [["rg", "ripgrep"], ["fdfind", "fd-find"], ["/usr/bin/time", "time"]]) {
-    if ((await sh(`command -v ${bin}`)).code !== 0) missing.push(pkg);
-  }
-  if (missing.length > 0) {
-    console.error(`installing ${missing.join(" ")} …`);
-    await sh(`apt-get update -qq && apt-get install -y -qq ${missing.join(" ")}`);
-  }
-  if ((await sh("test -f npm/mod.js")).code !== 0) {
-    console.error("building the npm package …");
-    await sh("deno task build:npm --no-checks");
-  }
-}
-
-async function kernelTree(): Promise<string> {
-  const given = option("--kernel");
-  if (given) return given;
-  const target = join(Deno.env.get("TMPDIR") ?? "/tmp", "owt-bench-kernel");
-  const tree = join(target, "linux-source-6.1");
-  if ((await sh(`test -d ${tree}`)).code === 0) return tree;
-  if ((await sh("test -f /usr/src/linux-source-6.1.tar.xz")).code !== 0) {
-    console.error("installing linux-source-6.1 …");
-    await sh("apt-get update -qq && apt-get install -y -qq linux-source-6.1");
-  }
-  console.error("unpacking the kernel tree …");
-  await sh(`mkdir -p ${target} && tar xJf /usr/src/linux-source-6.1.tar.xz -C ${target}`);
-  return tree;
-}
 
 async function generatedTree(): Promise<string> {
   const root = join(Deno.env.get("TMPDIR") ?? "/tmp", "owt-bench-generated");
@@ -235,8 +183,8 @@ async function runCorpus(label: string, root: string): Promise<void> {
   }
 }
 
-await ensureTools();
+await ensureTools([["rg", "ripgrep"], ["fdfind", "fd-find"], ["/usr/bin/time", "time"]]);
 await runCorpus("generated tree (20,000 files)", await generatedTree());
-if (!args.includes("--generated-only")) {
+if (!Deno.args.includes("--generated-only")) {
   await runCorpus("Linux 6.1 source tree", await kernelTree());
 }

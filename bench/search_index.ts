@@ -27,14 +27,8 @@
  * The whole run takes a few minutes.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { ensureTools, kernelTree, option, repo, sh } from "./setup.ts";
 
-const repo = fileURLToPath(new URL("..", import.meta.url));
-const args = Deno.args;
-const option = (name: string) => {
-  const at = args.indexOf(name);
-  return at === -1 ? undefined : args[at + 1];
-};
 const rounds = Number(option("--rounds") ?? 9);
 /** Rounds for the hosts without the index: their walks take seconds each and are there for reference. */
 const walkRounds = Math.min(rounds, 5);
@@ -43,46 +37,6 @@ const temporary = Deno.env.get("TMPDIR") ?? "/tmp";
 /** In under 20 files of linux-source-6.1 (6: the ath9k driver's power limit setter). */
 const RARE = "ath9k_hw_set_txpowerlimit";
 const FRESH = "owt-bench-fresh";
-
-async function sh(script: string, cwd = repo): Promise<{ code: number; out: string }> {
-  const { code, stdout, stderr } = await new Deno.Command("bash", {
-    args: ["-c", script],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return { code, out: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr) };
-}
-
-async function ensureTools(): Promise<void> {
-  const missing = [];
-  for (const [bin, pkg] of [["rg", "ripgrep"], ["fdfind", "fd-find"]]) {
-    if ((await sh(`command -v ${bin}`)).code !== 0) missing.push(pkg);
-  }
-  if (missing.length > 0) {
-    console.error(`installing ${missing.join(" ")} …`);
-    await sh(`apt-get update -qq && apt-get install -y -qq ${missing.join(" ")}`);
-  }
-  if ((await sh("test -f npm/mod.js")).code !== 0) {
-    console.error("building the npm package …");
-    await sh("deno task build:npm --no-checks");
-  }
-}
-
-async function kernelTree(): Promise<string> {
-  const given = option("--kernel");
-  if (given) return given;
-  const target = join(temporary, "owt-bench-kernel");
-  const tree = join(target, "linux-source-6.1");
-  if ((await sh(`test -d ${tree}`)).code === 0) return tree;
-  if ((await sh("test -f /usr/src/linux-source-6.1.tar.xz")).code !== 0) {
-    console.error("installing linux-source-6.1 …");
-    await sh("apt-get update -qq && apt-get install -y -qq linux-source-6.1");
-  }
-  console.error("unpacking the kernel tree …");
-  await sh(`mkdir -p ${target} && tar xJf /usr/src/linux-source-6.1.tar.xz -C ${target}`);
-  return tree;
-}
 
 /** What a host prints once its session (and index) is ready. */
 interface Startup {
@@ -453,7 +407,7 @@ async function freshness(tree: string, host: Host, existing: string, original: s
 }
 
 async function main(): Promise<void> {
-  await ensureTools();
+  await ensureTools([["rg", "ripgrep"], ["fdfind", "fd-find"]]);
   const tree = await kernelTree();
   const folder = join(tree, FRESH);
   await Deno.remove(folder, { recursive: true }).catch(() => {});
