@@ -211,6 +211,39 @@ for (const backend of backends) {
     }
   });
 
+  test(`search index: a loss while it builds starts the build again (${backend.name})`, {
+    timeout: 120_000,
+  }, async () => {
+    // Each new watcher loses track at once, while its build is under way (a
+    // burst still going on), until the test lets one be.
+    let lossesLeft = 3;
+    const made: DrivenWatcher[] = [];
+    const watch: NonNullable<SearchIndexOptions["watch"]> = (_root, handlers) => {
+      const watcher = new DrivenWatcher(handlers);
+      made.push(watcher);
+      if (lossesLeft > 0) {
+        lossesLeft--;
+        // After the build has its watcher: the walk is under way.
+        queueMicrotask(() => handlers.lost("overflow"));
+      }
+      return Promise.resolve(watcher);
+    };
+    const { root, index, same, cleanup } = await pair(backend, { watch });
+    try {
+      // A change made while the builds are lost, reported by no watcher.
+      await put(join(root, "src/during_build.ts"), "alpha build_marker\n");
+      await index.ready;
+      assert.equal(index.stats().state, "ready");
+      assert.equal(index.stats().builds, 4, "each loss started the build again");
+      assert.deepEqual(made.slice(0, 3).map((watcher) => watcher.closed), [true, true, true]);
+      const searches = index.stats().searches;
+      await compareAll(same, ["build_marker", "alpha"]);
+      assert.ok(index.stats().searches.indexed > searches.indexed, "the index answered");
+    } finally {
+      await cleanup();
+    }
+  });
+
   test(`search index: cancellation stops a search and the build (${backend.name})`, {
     timeout: 120_000,
   }, async () => {

@@ -135,6 +135,9 @@ const SMALL_SEGMENTS = 16;
 const MAX_INDEXED_BYTES = 32 * 1024 * 1024;
 /** Entries a walk of the index meets between turns it gives the event loop. */
 const YIELD_EVERY = 256;
+/** Pauses before a build lost while it ran starts again: the first, and the longest. */
+const FIRST_PAUSE = 50;
+const LAST_PAUSE = 2000;
 /** Estimated resident bytes of one entry beyond its path's characters. */
 const ENTRY_BYTES = 160;
 
@@ -211,6 +214,11 @@ export class SearchIndex {
   #queue: Promise<unknown> = Promise.resolve();
   #indexed = 0;
   #walked = 0;
+  /** The pause before a build lost while it ran starts again (see {@link #lost}), and its timer. */
+  #pause = 0;
+  #restart: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Walks of the tree under way (see {@link #changedPath}). */
+  #walking = 0;
 
   #entries = new Map<string, Entry>();
   /** Every entry but the working directory, in walk order, and its file id (-1: a directory). */
@@ -330,6 +338,7 @@ export class SearchIndex {
     if (this.#state === "closed") return;
     this.#state = "closed";
     this.#generation++;
+    clearTimeout(this.#restart);
     this.#abort.abort();
     this.#settleReady?.reject(new Error("The search index was closed."));
     const watcher = this.#watcher;
@@ -347,6 +356,7 @@ export class SearchIndex {
     this.#state = "unavailable";
     this.#reason = reason;
     this.#generation++;
+    clearTimeout(this.#restart);
     this.#settleReady?.reject(new Error(`The search index is unavailable: ${reason}`));
     const watcher = this.#watcher;
     this.#watcher = null;
@@ -366,10 +376,16 @@ export class SearchIndex {
     this.#dirty = new Set();
   }
 
-  /** The watcher can no longer vouch: build again in the background; searches walk meanwhile. */
+  /**
+   * The watcher can no longer vouch: build again in the background; searches
+   * walk meanwhile. A loss during a build (a burst still going on, such as a
+   * branch switch) starts it again after a pause that doubles with each
+   * loss, up to {@link LAST_PAUSE}, until a build ends.
+   */
   #lost(reason: string, generation: number): void {
     if (generation !== this.#generation) return;
-    if (this.#state !== "ready" && this.#state !== "building") return;
+    const building = this.#state === "building" || this.#state === "rebuilding";
+    if (this.#state !== "ready" && !building) return;
     this.#reason = reason;
     const watcher = this.#watcher;
     this.#watcher = null;
@@ -377,7 +393,16 @@ export class SearchIndex {
     this.#clear();
     void watcher?.close().catch(() => {});
     this.#state = "rebuilding";
-    void this.#build();
+    this.#pause = building ? Math.min(Math.max(this.#pause * 2, FIRST_PAUSE), LAST_PAUSE) : 0;
+    if (this.#pause === 0) {
+      void this.#build();
+      return;
+    }
+    const restart = this.#generation;
+    this.#restart = setTimeout(() => {
+      this.#restart = undefined;
+      if (restart === this.#generation) void this.#build();
+    }, this.#pause);
   }
 
   async #build(): Promise<void> {
@@ -416,11 +441,12 @@ export class SearchIndex {
         done.catch(() => {});
         indexing.push(done);
       };
-      index(await this.#walkInto(".", outer, signal, () => false, undefined, index));
+      index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
       await Promise.all(indexing);
       if (!current()) return;
       if (this.#overLimit()) return;
       this.#buildMs = performance.now() - started;
+      this.#pause = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
     } catch (error) {
@@ -430,12 +456,15 @@ export class SearchIndex {
   }
 
   /**
-   * A watcher's path, marked changed as a display path. Kept only where it
-   * can matter: an entry of the index or of one of its directories, or a
-   * repository's exclude file. Others (outside the tree, below an ignored or
-   * new directory, inside `.git`) are dropped at once, so a burst of changes
-   * in an ignored build directory costs nothing: a new directory is walked
-   * whole when its parent is looked at again.
+   * A watcher's path, marked changed as a display path. While no walk is
+   * under way, kept only where it can matter: an entry of the index or of
+   * one of its directories, or a repository's exclude file. Others (outside
+   * the tree, below an ignored or new directory) are dropped at once, so a
+   * burst of changes in an ignored build directory costs nothing: a new
+   * directory is walked whole when its parent is looked at again. While a
+   * walk is under way, every path in the tree is kept: the walk lists
+   * directories ahead of the entries it adds, so a change reported before
+   * its directory is an entry may be one that listing missed.
    */
   #changedPath(path: string): void {
     const root = this.#rootReal;
@@ -445,7 +474,7 @@ export class SearchIndex {
       display = path.slice(root === "/" ? 1 : root.length + 1);
     } else return;
     if (
-      GIT_RULES.test(display) || this.#entries.has(display) ||
+      this.#walking > 0 || GIT_RULES.test(display) || this.#entries.has(display) ||
       this.#entries.get(parentOf(display))?.kind === "directory"
     ) this.#dirty.add(display);
   }
@@ -560,19 +589,40 @@ export class SearchIndex {
    * Walks into a directory of the index by the walk's rules, adding what is
    * new; where `keep` says a known directory is as it was, does not go into
    * it. Returns the ids of the files added (less those handed to `batch`, a
-   * segment's worth at a time), and the displays met in `seen`.
+   * segment's worth at a time), and the displays met in `seen`. A walk of
+   * an earlier generation stops at its next step, before it changes the
+   * current one's entries.
    */
   async #walkInto(
     directory: string,
     outer: IgnoreState | null,
+    generation: number,
+    signal: AbortSignal,
+    keep: (display: string) => boolean,
+    seen?: Set<string>,
+    batch?: (ids: number[]) => void,
+  ): Promise<number[]> {
+    const path = this.#checkedAt(directory, "directory");
+    if (path === null) return [];
+    this.#walking++;
+    try {
+      return await this.#walkEntries(path, directory, outer, generation, signal, keep, seen, batch);
+    } finally {
+      this.#walking--;
+    }
+  }
+
+  async #walkEntries(
+    path: CheckedPath,
+    directory: string,
+    outer: IgnoreState | null,
+    generation: number,
     signal: AbortSignal,
     keep: (display: string) => boolean,
     seen?: Set<string>,
     batch?: (ids: number[]) => void,
   ): Promise<number[]> {
     const added: number[] = [];
-    const path = this.#checkedAt(directory, "directory");
-    if (path === null) return added;
     const walk = new Walk(this.#io, { from: ".", ignore: outer }, signal);
     await walk.enter(path, directory);
     let met = 0;
@@ -580,6 +630,7 @@ export class SearchIndex {
       // Listings that are ready resolve as microtasks: without a turn of the event loop now
       // and then, a walk of a large tree would hold up every other call until it ends.
       if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+      if (generation !== this.#generation) return [];
       seen?.add(entry.display);
       const known = this.#entries.get(entry.display);
       if (entry.kind === "directory") {
@@ -616,6 +667,7 @@ export class SearchIndex {
     const run = async () => {
       while (next < batches.length) {
         signal.throwIfAborted();
+        if (generation !== this.#generation) return;
         const batch = batches[next++];
         const files = batch.map((id) => `${root}/${this.#files[id]!.display}`);
         const answer = await workers.buildSegment({ files, maxBytes: MAX_INDEXED_BYTES });
@@ -746,6 +798,7 @@ export class SearchIndex {
         ...await this.#walkInto(
           directory,
           entry.outer,
+          generation,
           internal,
           (display) => !isDeep && !deep.has(display),
           seen,
