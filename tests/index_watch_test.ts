@@ -176,6 +176,29 @@ test("watch: removing a watched directory is a change, not a loss", async () => 
   }
 });
 
+test("watch: a directory removed and made again is watched anew when added again", async () => {
+  const dir = await tempDir();
+  const root = join(dir.path, "repo");
+  await fs.mkdir(join(root, "build"), { recursive: true });
+  const { watcher, changed, losses } = await track(root);
+  try {
+    await watchBelow(watcher, root);
+    // Removed and made again, with no remove() between (an ignored directory the index does
+    // not hold, say): the first watch followed the directory that is gone.
+    await fs.rm(join(root, "build"), { recursive: true });
+    await fs.mkdir(join(root, "build"));
+    if (!await vouched(watcher, losses)) return;
+    await watchBelow(watcher, join(root, "build"));
+    await fs.writeFile(join(root, "build", "new.txt"), "text\n");
+    if (!await vouched(watcher, losses)) return;
+    assert.deepEqual(missing(changed, [join(root, "build", "new.txt")]), []);
+    assert.deepEqual(losses, []);
+  } finally {
+    await watcher.close();
+    await dir.cleanup();
+  }
+});
+
 test("watch: close ends every watch and the fence directory", async () => {
   const dir = await tempDir();
   const root = join(dir.path, "repo");

@@ -10,6 +10,7 @@ import * as fs from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  type AsyncFileSystem,
   createSession,
   type FinalizedToolset,
   finalizeToolset,
@@ -97,6 +98,7 @@ async function pair(
   backend: IndexBackend,
   options: SearchIndexOptions | true,
   files = 300,
+  wrap: (filesystem: AsyncFileSystem) => AsyncFileSystem = (filesystem) => filesystem,
 ): Promise<{
   root: string;
   outside: string;
@@ -112,7 +114,7 @@ async function pair(
   await layOutTree(root, outside, new Random(7), files);
   const indexedSession = await createSession({
     workingDirectory: root,
-    filesystem: backend.create(),
+    filesystem: wrap(backend.create()),
     skillRoot: null,
     searchIndex: options,
   });
@@ -243,6 +245,122 @@ for (const backend of backends) {
       await cleanup();
     }
   });
+
+  test(
+    `search index: a build lost while it starts leaves the next build's entries alone (${backend.name})`,
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // The first build waits in its first step (reading the user's git excludes) until the test
+      // lets it go on; meanwhile its watcher is lost and the next build gets ready.
+      const held = gate();
+      let resumed: Promise<unknown> | null = null;
+      const wrap = (filesystem: AsyncFileSystem): AsyncFileSystem => ({
+        ...filesystem,
+        readGitExcludes(environment) {
+          const read = async () => {
+            await held.promise;
+            return await filesystem.readGitExcludes?.(environment) ?? null;
+          };
+          if (resumed !== null) {
+            return filesystem.readGitExcludes?.(environment) ?? Promise.resolve(null);
+          }
+          const answer = read();
+          resumed = answer;
+          return answer;
+        },
+      });
+      const watchers = new DrivenWatchers();
+      const { root, index, same, cleanup } = await pair(
+        backend,
+        { watch: watchers.watch },
+        300,
+        wrap,
+      );
+      try {
+        await put(join(root, "top.txt"), "alpha top\n");
+        const ready = index.ready;
+        await untilTrue(() => watchers.made.length === 1 && resumed !== null);
+        watchers.current.handlers.lost("overflow");
+        await ready;
+        assert.equal(index.stats().builds, 2);
+        // The first build goes on: it must change nothing of the second's.
+        held.open();
+        await resumed;
+        await sleep(0);
+        // A file at the top that both builds met is removed, and reported.
+        await fs.rm(join(root, "top.txt"));
+        watchers.current.handlers.changed(join(root, "top.txt"));
+        await same("glob", { pattern: "**", max_results: 2000 });
+        await compareAll(same, ["alpha"]);
+        assert.equal(index.stats().state, "ready");
+      } finally {
+        held.open();
+        await cleanup();
+      }
+    },
+  );
+
+  test(
+    `search index: a refresh that fails as its search is cancelled still builds the index again (${backend.name})`,
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // The next segment the workers build fails, just as the search that asked for it is cancelled.
+      let failNext: (() => void) | null = null;
+      const wrap = (filesystem: AsyncFileSystem): AsyncFileSystem => {
+        const workers = filesystem.indexWorkers!;
+        return {
+          ...filesystem,
+          indexWorkers: {
+            ...workers,
+            buildSegment(job) {
+              const fail = failNext;
+              failNext = null;
+              if (fail === null) return workers.buildSegment(job);
+              fail();
+              return Promise.resolve({
+                id: 0,
+                segment: null,
+                locals: new Int32Array(0),
+                sizes: new Int32Array(0),
+                error: "a segment failed",
+              });
+            },
+          },
+        };
+      };
+      const watchers = new DrivenWatchers();
+      const { root, index, indexed, same, cleanup } = await pair(
+        backend,
+        { watch: watchers.watch },
+        300,
+        wrap,
+      );
+      try {
+        await index.ready;
+        await put(join(root, "src/refreshed.ts"), "alpha refreshed_marker\n");
+        watchers.current.handlers.changed(join(root, "src/refreshed.ts"));
+        const turn = new AbortController();
+        failNext = () => turn.abort();
+        const cancelled = await callTool(indexed, "grep", { pattern: "alpha" }, turn.signal);
+        assert.equal(cancelled.error?.code, "cancelled", cancelled.output);
+        // The index could not take the change in: it does not answer until it is built again.
+        assert.notEqual(index.stats().state, "ready");
+        assert.match(index.stats().reason ?? "", /a segment failed/);
+        await compareAll(same, ["refreshed_marker"]);
+        await until(index, "ready");
+        assert.equal(index.stats().builds, 2);
+        const searches = index.stats().searches;
+        await compareAll(same, ["refreshed_marker", "alpha"]);
+        assert.ok(index.stats().searches.indexed > searches.indexed, "the rebuilt index answered");
+      } finally {
+        await cleanup();
+      }
+    },
+  );
 
   test(`search index: cancellation stops a search and the build (${backend.name})`, {
     timeout: 120_000,

@@ -432,6 +432,7 @@ export class SearchIndex {
       }
       this.#watcher = watcher;
       const userExcludes = await this.#filesystem.readGitExcludes?.(this.#environment) ?? null;
+      if (!current()) return;
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
       this.#entries.set(".", { kind: "directory", outer, children: new Map() });
       // Segments are built while the walk goes on: each batch of files as soon as it is met.
@@ -603,7 +604,7 @@ export class SearchIndex {
     batch?: (ids: number[]) => void,
   ): Promise<number[]> {
     const path = this.#checkedAt(directory, "directory");
-    if (path === null) return [];
+    if (path === null || generation !== this.#generation) return [];
     this.#walking++;
     try {
       return await this.#walkEntries(path, directory, outer, generation, signal, keep, seen, batch);
@@ -733,12 +734,15 @@ export class SearchIndex {
     try {
       return await this.#refresh(signal);
     } catch (error) {
-      // The call's own abort ends its search. Anything else (a fence that
-      // failed, a listing or a segment that could not be made) leaves the
-      // index unable to vouch: it is built again, and this search walks.
+      // The call's own abort ends its search (only the fence waits on it).
+      // Anything else (a fence that failed, a listing or a segment that
+      // could not be made) leaves the index unable to vouch: it is built
+      // again, and this search walks, or ends when it was aborted meanwhile.
+      if (!signal.aborted || error !== signal.reason) {
+        const reason = error instanceof Error ? error.message : String(error);
+        this.#lost(`the index could not be brought up to date: ${reason}`, generation);
+      }
       signal.throwIfAborted();
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#lost(`the index could not be brought up to date: ${reason}`, generation);
       return false;
     }
   }

@@ -21,7 +21,7 @@
  *
  @module
  */
-import { type FSWatcher, readFileSync, realpathSync, watch } from "node:fs";
+import { type FSWatcher, lstatSync, readFileSync, realpathSync, watch } from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -53,7 +53,11 @@ export interface TreeWatcher {
    * covers new directories itself (`add` and `remove` do nothing).
    */
   readonly perDirectory: boolean;
-  /** Watches a directory (an absolute real path); nothing when recursive. */
+  /**
+   * Watches a directory (an absolute real path); nothing when recursive. A
+   * directory already watched is watched again when another directory has
+   * taken its place since.
+   */
   add(directory: string): void;
   /** Stops watching a directory and every directory below it; nothing when recursive. */
   remove(directory: string): void;
@@ -364,7 +368,10 @@ export function describe(error: unknown): string {
  * watches already removed, goes unseen.
  */
 function nodeWatches(fences: FenceEvents): Watches {
-  const watches = new Map<string, FSWatcher>();
+  // Each watch with the identity of the directory it was put on: a watch
+  // follows the directory it was put on, not the path, so one on a directory
+  // removed since sees nothing of the one made in its place.
+  const watches = new Map<string, { watcher: FSWatcher; identity: string }>();
   const burstLimit = Math.max(1, Math.floor(queuedEventsLimit() / 2));
   let burst = 0;
   const count = () => {
@@ -393,7 +400,7 @@ function nodeWatches(fences: FenceEvents): Watches {
       if (exists) fences.lose(`the watch on ${directory} failed: ${describe(error)}`);
       else fences.changed(directory);
       watcher.close();
-      if (watches.get(directory) === watcher) watches.delete(directory);
+      if (watches.get(directory)?.watcher === watcher) watches.delete(directory);
     });
     return watcher;
   };
@@ -403,18 +410,28 @@ function nodeWatches(fences: FenceEvents): Watches {
   return {
     perDirectory: true,
     add(directory) {
-      if (fences.closed || watches.has(directory)) return;
+      if (fences.closed) return;
       try {
+        const before = identityOf(directory);
+        const kept = watches.get(directory);
+        if (kept?.identity === before) return;
         const leaf = basename(directory);
-        watches.set(
-          directory,
-          open(directory, (name) => {
-            if (name === null) return fences.changed(directory);
-            fences.changed(join(directory, name));
-            // Events on the watched directory itself carry its own name.
-            if (name === leaf) fences.changed(directory);
-          }),
-        );
+        const watcher = open(directory, (name) => {
+          if (name === null) return fences.changed(directory);
+          fences.changed(join(directory, name));
+          // Events on the watched directory itself carry its own name.
+          if (name === leaf) fences.changed(directory);
+        });
+        // The old watch ends only once the new one is on: nothing goes unseen between.
+        kept?.watcher.close();
+        watches.delete(directory);
+        if (identityOf(directory) !== before) {
+          // Replaced while the watch was put on: which one it watches is unknown.
+          watcher.close();
+          fences.changed(directory);
+          return;
+        }
+        watches.set(directory, { watcher, identity: before });
       } catch (error) {
         const code = (error as { code?: unknown }).code;
         // A directory that vanished (or is no longer one) before it was watched: a change.
@@ -423,7 +440,7 @@ function nodeWatches(fences: FenceEvents): Watches {
       }
     },
     remove(directory) {
-      for (const [path, watcher] of watches) {
+      for (const [path, { watcher }] of watches) {
         if (isWithin(path, directory)) {
           watcher.close();
           watches.delete(path);
@@ -431,12 +448,27 @@ function nodeWatches(fences: FenceEvents): Watches {
       }
     },
     close() {
-      for (const watcher of watches.values()) watcher.close();
+      for (const { watcher } of watches.values()) watcher.close();
       watches.clear();
       fenceWatch.close();
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * Which directory is at a path: its device, inode and birth time (a file
+ * system removing a directory may give its inode number to the next one
+ * made), or its change time where the birth time is not known. A link or
+ * another file in its place throws `ENOTDIR`.
+ */
+function identityOf(directory: string): string {
+  const stats = lstatSync(directory, { bigint: true });
+  if (!stats.isDirectory()) {
+    throw Object.assign(new Error(`${directory} is not a directory`), { code: "ENOTDIR" });
+  }
+  const born = stats.birthtimeNs > 0n ? stats.birthtimeNs : stats.ctimeNs;
+  return `${stats.dev}:${stats.ino}:${born}`;
 }
 
 /** How many events the kernel queues for one inotify instance before it drops them (Linux); otherwise no limit. */
