@@ -259,15 +259,12 @@ for (const backend of backends) {
       const wrap = (filesystem: AsyncFileSystem): AsyncFileSystem => ({
         ...filesystem,
         readGitExcludes(environment) {
-          const read = async () => {
-            await held.promise;
+          const first = resumed === null;
+          const answer = (async () => {
+            if (first) await held.promise;
             return await filesystem.readGitExcludes?.(environment) ?? null;
-          };
-          if (resumed !== null) {
-            return filesystem.readGitExcludes?.(environment) ?? Promise.resolve(null);
-          }
-          const answer = read();
-          resumed = answer;
+          })();
+          resumed ??= answer;
           return answer;
         },
       });

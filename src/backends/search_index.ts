@@ -605,51 +605,38 @@ export class SearchIndex {
   ): Promise<number[]> {
     const path = this.#checkedAt(directory, "directory");
     if (path === null || generation !== this.#generation) return [];
+    const added: number[] = [];
     this.#walking++;
     try {
-      return await this.#walkEntries(path, directory, outer, generation, signal, keep, seen, batch);
+      const walk = new Walk(this.#io, { from: ".", ignore: outer }, signal);
+      await walk.enter(path, directory);
+      let met = 0;
+      for (let entry; (entry = await walk.next()) !== null;) {
+        // Listings that are ready resolve as microtasks: without a turn of the event loop now
+        // and then, a walk of a large tree would hold up every other call until it ends.
+        if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+        if (generation !== this.#generation) return [];
+        seen?.add(entry.display);
+        const known = this.#entries.get(entry.display);
+        if (entry.kind === "directory") {
+          if (known?.kind === "directory") {
+            known.outer = walk.ignoreState();
+            if (keep(entry.display)) walk.skip();
+            continue;
+          }
+          if (known !== undefined) this.#remove(entry.display);
+          this.#addDirectory(entry.display, walk.ignoreState());
+          continue;
+        }
+        if (known?.kind === "file") continue;
+        if (known !== undefined) this.#remove(entry.display);
+        added.push(this.#addFile(entry.display));
+        if (batch !== undefined && added.length === SEGMENT_FILES) batch(added.splice(0));
+      }
+      return added;
     } finally {
       this.#walking--;
     }
-  }
-
-  async #walkEntries(
-    path: CheckedPath,
-    directory: string,
-    outer: IgnoreState | null,
-    generation: number,
-    signal: AbortSignal,
-    keep: (display: string) => boolean,
-    seen?: Set<string>,
-    batch?: (ids: number[]) => void,
-  ): Promise<number[]> {
-    const added: number[] = [];
-    const walk = new Walk(this.#io, { from: ".", ignore: outer }, signal);
-    await walk.enter(path, directory);
-    let met = 0;
-    for (let entry; (entry = await walk.next()) !== null;) {
-      // Listings that are ready resolve as microtasks: without a turn of the event loop now
-      // and then, a walk of a large tree would hold up every other call until it ends.
-      if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setTimeout(resolve, 0));
-      if (generation !== this.#generation) return [];
-      seen?.add(entry.display);
-      const known = this.#entries.get(entry.display);
-      if (entry.kind === "directory") {
-        if (known?.kind === "directory") {
-          known.outer = walk.ignoreState();
-          if (keep(entry.display)) walk.skip();
-          continue;
-        }
-        if (known !== undefined) this.#remove(entry.display);
-        this.#addDirectory(entry.display, walk.ignoreState());
-        continue;
-      }
-      if (known?.kind === "file") continue;
-      if (known !== undefined) this.#remove(entry.display);
-      added.push(this.#addFile(entry.display));
-      if (batch !== undefined && added.length === SEGMENT_FILES) batch(added.splice(0));
-    }
-    return added;
   }
 
   /** Indexes the content of files, in segments built by the workers. */
