@@ -247,6 +247,34 @@ for (const backend of backends) {
   });
 
   test(
+    `search index: a watcher that keeps losing track while it builds makes the index unavailable (${backend.name})`,
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      let made = 0;
+      const watch: NonNullable<SearchIndexOptions["watch"]> = (_root, handlers) => {
+        made++;
+        queueMicrotask(() => handlers.lost("overflow"));
+        return Promise.resolve(new DrivenWatcher(handlers));
+      };
+      const { index, same, cleanup } = await pair(backend, { watch }, 50);
+      try {
+        // It gives up rather than build forever: ready rejects, and searches walk.
+        await assert.rejects(index.ready, /lost track 8 times in a row/);
+        assert.equal(index.stats().state, "unavailable");
+        assert.equal(made, 8);
+        const searches = index.stats().searches;
+        await compareAll(same, ["alpha"]);
+        assert.equal(index.stats().searches.indexed, searches.indexed);
+        assert.ok(index.stats().searches.walked > searches.walked);
+      } finally {
+        await cleanup();
+      }
+    },
+  );
+
+  test(
     `search index: a build lost while it starts leaves the next build's entries alone (${backend.name})`,
     {
       timeout: 120_000,

@@ -138,6 +138,10 @@ const YIELD_EVERY = 256;
 /** Pauses before a build lost while it ran starts again: the first, and the longest. */
 const FIRST_PAUSE = 50;
 const LAST_PAUSE = 2000;
+/** Losses in a row, each during a build, after which the index gives up (about 7 s of pauses). */
+const MAX_LOSSES = 8;
+/** Changed paths waiting to be looked at past which the index cannot keep up: it builds again. */
+const MAX_DIRTY = 100_000;
 /** Estimated resident bytes of one entry beyond its path's characters. */
 const ENTRY_BYTES = 160;
 
@@ -216,6 +220,7 @@ export class SearchIndex {
   #walked = 0;
   /** The pause before a build lost while it ran starts again (see {@link #lost}), and its timer. */
   #pause = 0;
+  #losses = 0;
   #restart: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Walks of the tree under way (see {@link #changedPath}). */
   #walking = 0;
@@ -349,7 +354,7 @@ export class SearchIndex {
 
   /** Marks a path (relative to the working directory) as changed: before the next answer, it is looked at again. */
   touched(display: string): void {
-    if (this.#state === "ready" || this.#state === "building") this.#dirty.add(display);
+    if (this.#state === "ready" || this.#state === "building") this.#markDirty(display);
   }
 
   #fail(reason: string): void {
@@ -380,12 +385,18 @@ export class SearchIndex {
    * The watcher can no longer vouch: build again in the background; searches
    * walk meanwhile. A loss during a build (a burst still going on, such as a
    * branch switch) starts it again after a pause that doubles with each
-   * loss, up to {@link LAST_PAUSE}, until a build ends.
+   * loss, up to {@link LAST_PAUSE}, until a build ends; after
+   * {@link MAX_LOSSES} such losses in a row the index is unavailable.
    */
   #lost(reason: string, generation: number): void {
     if (generation !== this.#generation) return;
     const building = this.#state === "building" || this.#state === "rebuilding";
     if (this.#state !== "ready" && !building) return;
+    this.#losses = building ? this.#losses + 1 : 0;
+    if (this.#losses >= MAX_LOSSES) {
+      this.#fail(`the watcher lost track ${this.#losses} times in a row while building: ${reason}`);
+      return;
+    }
     this.#reason = reason;
     const watcher = this.#watcher;
     this.#watcher = null;
@@ -448,6 +459,7 @@ export class SearchIndex {
       if (this.#overLimit()) return;
       this.#buildMs = performance.now() - started;
       this.#pause = 0;
+      this.#losses = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
     } catch (error) {
@@ -477,7 +489,15 @@ export class SearchIndex {
     if (
       this.#walking > 0 || GIT_RULES.test(display) || this.#entries.has(display) ||
       this.#entries.get(parentOf(display))?.kind === "directory"
-    ) this.#dirty.add(display);
+    ) this.#markDirty(display);
+  }
+
+  /** Marks a display path changed; past {@link MAX_DIRTY} of them, the index builds again. */
+  #markDirty(display: string): void {
+    this.#dirty.add(display);
+    if (this.#dirty.size > MAX_DIRTY) {
+      this.#lost(`more than ${MAX_DIRTY} changes waited to be looked at`, this.#generation);
+    }
   }
 
   /** The checked path of a directory or file of the tree, from the root down. */

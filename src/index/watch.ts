@@ -411,12 +411,13 @@ function nodeWatches(fences: FenceEvents): Watches {
     perDirectory: true,
     add(directory) {
       if (fences.closed) return;
+      let watcher: FSWatcher | undefined;
       try {
         const before = identityOf(directory);
         const kept = watches.get(directory);
         if (kept?.identity === before) return;
         const leaf = basename(directory);
-        const watcher = open(directory, (name) => {
+        watcher = open(directory, (name) => {
           if (name === null) return fences.changed(directory);
           fences.changed(join(directory, name));
           // Events on the watched directory itself carry its own name.
@@ -433,6 +434,8 @@ function nodeWatches(fences: FenceEvents): Watches {
         }
         watches.set(directory, { watcher, identity: before });
       } catch (error) {
+        // A watch put on a path whose directory then went away may be on whatever took its place.
+        if (watcher !== undefined && watches.get(directory)?.watcher !== watcher) watcher.close();
         const code = (error as { code?: unknown }).code;
         // A directory that vanished (or is no longer one) before it was watched: a change.
         if (code === "ENOENT" || code === "ENOTDIR") fences.changed(directory);
