@@ -8,6 +8,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { renameSync, symlinkSync, unlinkSync } from "node:fs";
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import * as fs from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
@@ -198,6 +200,60 @@ test("watch: a directory removed and made again is watched anew when added again
     await dir.cleanup();
   }
 });
+
+test(
+  "watch: a directory swapped for a link while its watch is put on is watched itself, not the link's target (per-directory)",
+  { skip: underDeno ? "Deno's watcher is recursive: no directory is watched on its own" : false },
+  async () => {
+    const dir = await tempDir();
+    const root = join(dir.path, "repo");
+    const outside = join(dir.path, "outside");
+    const directory = join(root, "d");
+    await fs.mkdir(directory, { recursive: true });
+    await fs.mkdir(outside);
+    // Another process, acting while the watch is put on: the directory is moved away and a link
+    // to an outside directory takes its place, then the directory is put back.
+    const builtins = createRequire(import.meta.url)("node:fs") as typeof import("node:fs");
+    const realWatch = builtins.watch;
+    let armed = false;
+    const swapped = ((...args: Parameters<typeof realWatch>) => {
+      if (!armed) return realWatch(...args);
+      armed = false;
+      renameSync(directory, `${directory}.away`);
+      symlinkSync(outside, directory);
+      try {
+        return realWatch(...args);
+      } finally {
+        unlinkSync(directory);
+        renameSync(`${directory}.away`, directory);
+      }
+    }) as typeof realWatch;
+    const { watcher, changed, losses } = await track(root);
+    try {
+      watcher.add(root);
+      builtins.watch = swapped;
+      syncBuiltinESMExports();
+      armed = true;
+      try {
+        watcher.add(directory);
+      } finally {
+        builtins.watch = realWatch;
+        syncBuiltinESMExports();
+      }
+      assert.equal(armed, false, "the swap ran");
+      watcher.add(directory);
+      await fs.writeFile(join(directory, "inside.txt"), "text\n");
+      await fs.writeFile(join(outside, "outside.txt"), "text\n");
+      assert.equal(await watcher.fence(), true);
+      assert.deepEqual(missing(changed, [join(directory, "inside.txt")]), []);
+      assert.deepEqual(changed.filter((path) => path.endsWith("outside.txt")), []);
+      assert.deepEqual(losses, []);
+    } finally {
+      await watcher.close();
+      await dir.cleanup();
+    }
+  },
+);
 
 test("watch: close ends every watch and the fence directory", async () => {
   const dir = await tempDir();

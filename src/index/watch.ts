@@ -21,7 +21,19 @@
  *
  @module
  */
-import { type FSWatcher, lstatSync, readFileSync, realpathSync, watch } from "node:fs";
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  type FSWatcher,
+  lstatSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  watch,
+} from "node:fs";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -373,6 +385,8 @@ function nodeWatches(fences: FenceEvents): Watches {
   // removed since sees nothing of the one made in its place.
   const watches = new Map<string, { watcher: FSWatcher; identity: string }>();
   const burstLimit = Math.max(1, Math.floor(queuedEventsLimit() / 2));
+  /** Whether an open descriptor has a path that names it (Linux's `/proc/self/fd`). */
+  const descriptors = existsSync("/proc/self/fd");
   let burst = 0;
   const count = () => {
     if (burst++ === 0) setImmediate(() => burst = 0);
@@ -380,8 +394,13 @@ function nodeWatches(fences: FenceEvents): Watches {
       fences.lose(`${burst} events arrived at once: the kernel's event queue may have overflowed`);
     }
   };
-  const open = (directory: string, onEvent: (name: string | null) => void): FSWatcher => {
-    const watcher = watch(directory, { persistent: false }, (_type, name) => {
+  /** Watches `directory` through `target`: its own path, or a descriptor's path naming it. */
+  const open = (
+    directory: string,
+    onEvent: (name: string | null) => void,
+    target = directory,
+  ): FSWatcher => {
+    const watcher = watch(target, { persistent: false }, (_type, name) => {
       count();
       onEvent(typeof name === "string" ? name : null);
     });
@@ -413,32 +432,41 @@ function nodeWatches(fences: FenceEvents): Watches {
       if (fences.closed) return;
       let watcher: FSWatcher | undefined;
       try {
-        const before = identityOf(directory);
+        // The watch goes on the directory opened (never through a link), by its descriptor's
+        // path where there is one: a link swapped in and out meanwhile cannot point it elsewhere.
+        const handle = openSync(directory, DIRECTORY_FLAGS);
+        let before: string;
+        try {
+          before = identity(fstatSync(handle, { bigint: true }));
+          if (watches.get(directory)?.identity === before) return;
+          const leaf = basename(directory);
+          const onEvent = (name: string | null) => {
+            if (name === null) return fences.changed(directory);
+            fences.changed(join(directory, name));
+            // Events on the watched directory itself carry its own name.
+            if (name === leaf) fences.changed(directory);
+          };
+          watcher = open(directory, onEvent, descriptors ? `/proc/self/fd/${handle}` : directory);
+        } finally {
+          closeSync(handle);
+        }
         const kept = watches.get(directory);
-        if (kept?.identity === before) return;
-        const leaf = basename(directory);
-        watcher = open(directory, (name) => {
-          if (name === null) return fences.changed(directory);
-          fences.changed(join(directory, name));
-          // Events on the watched directory itself carry its own name.
-          if (name === leaf) fences.changed(directory);
-        });
         // The old watch ends only once the new one is on: nothing goes unseen between.
         kept?.watcher.close();
         watches.delete(directory);
         if (identityOf(directory) !== before) {
-          // Replaced while the watch was put on: which one it watches is unknown.
+          // Replaced meanwhile: the watch is on a directory no longer at this path.
           watcher.close();
           fences.changed(directory);
           return;
         }
         watches.set(directory, { watcher, identity: before });
       } catch (error) {
-        // A watch put on a path whose directory then went away may be on whatever took its place.
+        // A watch not kept is closed: its directory may be one no longer at this path.
         if (watcher !== undefined && watches.get(directory)?.watcher !== watcher) watcher.close();
         const code = (error as { code?: unknown }).code;
-        // A directory that vanished (or is no longer one) before it was watched: a change.
-        if (code === "ENOENT" || code === "ENOTDIR") fences.changed(directory);
+        // A directory that vanished (or is no longer one, a link say) before it was watched: a change.
+        if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP") fences.changed(directory);
         else fences.lose(`cannot watch ${directory}: ${describe(error)}`);
       }
     },
@@ -470,9 +498,17 @@ function identityOf(directory: string): string {
   if (!stats.isDirectory()) {
     throw Object.assign(new Error(`${directory} is not a directory`), { code: "ENOTDIR" });
   }
+  return identity(stats);
+}
+
+function identity(stats: BigIntStats): string {
   const born = stats.birthtimeNs > 0n ? stats.birthtimeNs : stats.ctimeNs;
   return `${stats.dev}:${stats.ino}:${born}`;
 }
+
+/** How a watched directory is opened: itself, never a link's target. */
+const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) |
+  (constants.O_NOFOLLOW ?? 0);
 
 /** How many events the kernel queues for one inotify instance before it drops them (Linux); otherwise no limit. */
 function queuedEventsLimit(): number {
