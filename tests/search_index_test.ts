@@ -93,6 +93,48 @@ async function untilTrue(condition: () => boolean): Promise<void> {
   while (!condition()) await sleep(5);
 }
 
+/**
+ * Looks at an index's stats at every turn of the event loop (all a host
+ * can ever see) until stopped: the states it was seen in, and every look
+ * that found its memory over `limit`.
+ */
+function watchMemory(index: SearchIndexHandle, limit: number) {
+  const states = new Set<string>();
+  const over: string[] = [];
+  const look = () => {
+    const { state, memory } = index.stats();
+    states.add(state);
+    if (memory > limit) over.push(`${memory} bytes in state ${state}`);
+  };
+  let on = true;
+  const looking = (async () => {
+    while (on) {
+      look();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  })();
+  return {
+    states,
+    over,
+    async stop() {
+      on = false;
+      await looking;
+      look();
+    },
+  };
+}
+
+/** Writes `count` small files into `directory` (made here), 64 at a time. */
+async function grow(directory: string, count: number): Promise<void> {
+  await fs.mkdir(directory, { recursive: true });
+  for (let i = 0; i < count; i += 64) {
+    const names = Array.from({ length: Math.min(64, count - i) }, (_, k) => `grown_${i + k}.txt`);
+    await Promise.all(
+      names.map((name) => fs.writeFile(join(directory, name), `alpha ${name}\n`)),
+    );
+  }
+}
+
 /** A tree, a session with the index and one without, on a backend. */
 async function pair(
   backend: IndexBackend,
@@ -386,6 +428,60 @@ for (const backend of backends) {
       }
     },
   );
+
+  test(`search index: the memory limit holds in every state of a growing index (${backend.name})`, {
+    timeout: 120_000,
+  }, async () => {
+    // The limit: half as much again as a 300-file tree's index takes, when
+    // nothing limits it. A tree of eight times as many files passes it.
+    const probe = await pair(backend, true);
+    let limit: number;
+    try {
+      await probe.index.ready;
+      limit = Math.round(probe.index.stats().memory * 1.5);
+    } finally {
+      await probe.cleanup();
+    }
+
+    // Building: a tree past the limit from the start.
+    const big = await pair(backend, { memoryLimit: limit }, 2400);
+    try {
+      const seen = watchMemory(big.index, limit);
+      await assert.rejects(big.index.ready, /more than its limit/);
+      await seen.stop();
+      assert.deepEqual(seen.over, []);
+      assert.ok(seen.states.has("building"), [...seen.states].join());
+      assert.equal(big.index.stats().state, "unavailable");
+      await big.same("grep", { pattern: "alpha", mode: "count" });
+    } finally {
+      await big.cleanup();
+    }
+
+    // Refreshing, then rebuilding: a tree within the limit that grows past it.
+    for (const how of ["refresh", "rebuild"] as const) {
+      const watchers = new DrivenWatchers();
+      const tree = await pair(backend, { memoryLimit: limit, watch: watchers.watch });
+      try {
+        await tree.index.ready;
+        const seen = watchMemory(tree.index, limit);
+        await grow(join(tree.root, "grown"), 2100);
+        if (how === "refresh") {
+          watchers.current.handlers.changed(join(await fs.realpath(tree.root), "grown"));
+        } else {
+          watchers.current.handlers.lost("overflow");
+        }
+        await tree.same("grep", { pattern: "grown_2099", mode: "files_with_matches" });
+        await untilTrue(() => tree.index.stats().state === "unavailable");
+        await seen.stop();
+        assert.deepEqual(seen.over, [], how);
+        assert.ok(seen.states.has(how === "refresh" ? "ready" : "rebuilding"), how);
+        assert.match(tree.index.stats().reason ?? "", /more than its limit/);
+        await tree.same("grep", { pattern: "grown_1", mode: "count" });
+      } finally {
+        await tree.cleanup();
+      }
+    }
+  });
 
   test(`search index: cancellation stops a search and the build (${backend.name})`, {
     timeout: 120_000,

@@ -58,8 +58,9 @@ export interface SearchIndexOptions {
    */
   readonly fenceDirectory?: string;
   /**
-   * Resident bytes the index may take (default 1 GiB); an index that would
-   * take more is dropped and searches walk.
+   * Resident bytes the index may take (default 1 GiB), in every state:
+   * building, rebuilding and refreshing included. An index that would take
+   * more is dropped before it does, and searches walk.
    */
   readonly memoryLimit?: number;
   /**
@@ -144,6 +145,11 @@ const MAX_LOSSES = 8;
 const MAX_DIRTY = 100_000;
 /** Estimated resident bytes of one entry beyond its path's characters. */
 const ENTRY_BYTES = 160;
+
+/** The memory an entry of the index is counted for. */
+function entryMemory(display: string): number {
+  return ENTRY_BYTES + 2 * display.length;
+}
 
 interface FileRecord {
   readonly display: string;
@@ -235,6 +241,8 @@ export class SearchIndex {
   /** Files in no segment: candidates of every search. */
   #always = new Set<number>();
   #bytes = 0;
+  /** What {@link SearchIndexStats.memory} reports, kept as entries and segments come and go. */
+  #memory = 0;
   #dirty = new Set<string>();
 
   /** An index of the tree at `root`, read through `filesystem`; nothing happens until it is started. */
@@ -318,19 +326,16 @@ export class SearchIndex {
   stats(): SearchIndexStats {
     let files = 0;
     let directories = 0;
-    let memory = 0;
-    for (const [display, entry] of this.#entries) {
+    for (const entry of this.#entries.values()) {
       if (entry.kind === "file") files++;
       else directories++;
-      memory += ENTRY_BYTES + 2 * display.length;
     }
-    for (const slot of this.#segments) if (slot !== null) memory += slot.memory;
     return {
       state: this.#state,
       files,
       directories,
       bytes: this.#bytes,
-      memory,
+      memory: this.#memory,
       searches: { indexed: this.#indexed, walked: this.#walked },
       buildMs: this.#buildMs,
       builds: this.#builds,
@@ -378,7 +383,26 @@ export class SearchIndex {
     this.#segments = [];
     this.#always = new Set();
     this.#bytes = 0;
+    this.#memory = 0;
     this.#dirty = new Set();
+  }
+
+  /**
+   * Takes `bytes` more for the index, or, where that would pass its limit,
+   * drops the index (searches walk) and returns `false`. Every growth goes
+   * through here before it happens, so no state, building or refreshing
+   * included, ever holds more than the limit.
+   */
+  #take(bytes: number): boolean {
+    const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
+    if (this.#memory + bytes <= limit) {
+      this.#memory += bytes;
+      return true;
+    }
+    this.#fail(
+      `the index would take ${this.#memory + bytes} bytes, more than its limit of ${limit}`,
+    );
+    return false;
   }
 
   /**
@@ -445,6 +469,7 @@ export class SearchIndex {
       const userExcludes = await this.#filesystem.readGitExcludes?.(this.#environment) ?? null;
       if (!current()) return;
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
+      if (!this.#take(entryMemory("."))) return;
       this.#entries.set(".", { kind: "directory", outer, children: new Map() });
       // Segments are built while the walk goes on: each batch of files as soon as it is met.
       const indexing: Promise<void>[] = [];
@@ -456,7 +481,6 @@ export class SearchIndex {
       index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
       await Promise.all(indexing);
       if (!current()) return;
-      if (this.#overLimit()) return;
       this.#buildMs = performance.now() - started;
       this.#pause = 0;
       this.#losses = 0;
@@ -573,7 +597,10 @@ export class SearchIndex {
     if (file.segment >= 0) {
       const slot = this.#segments[file.segment]!;
       slot.ids[file.local] = -1;
-      if (--slot.live === 0) this.#segments[file.segment] = null;
+      if (--slot.live === 0) {
+        this.#segments[file.segment] = null;
+        this.#memory -= slot.memory;
+      }
     } else if (file.segment === -1) this.#always.delete(id);
     this.#bytes -= file.bytes;
     file.bytes = 0;
@@ -594,6 +621,7 @@ export class SearchIndex {
     for (let i = from; i < to; i++) {
       const id = this.#sortedIds[i];
       this.#entries.delete(this.#sorted[i]);
+      this.#memory -= entryMemory(this.#sorted[i]);
       if (id >= 0) {
         this.#unindex(id);
         this.#files[id] = null;
@@ -645,11 +673,13 @@ export class SearchIndex {
             continue;
           }
           if (known !== undefined) this.#remove(entry.display);
+          if (!this.#take(entryMemory(entry.display))) return [];
           this.#addDirectory(entry.display, walk.ignoreState());
           continue;
         }
         if (known?.kind === "file") continue;
         if (known !== undefined) this.#remove(entry.display);
+        if (!this.#take(entryMemory(entry.display))) return [];
         added.push(this.#addFile(entry.display));
         if (batch !== undefined && added.length === SEGMENT_FILES) batch(added.splice(0));
       }
@@ -720,7 +750,13 @@ export class SearchIndex {
       live,
       memory: segmentMemory(segment) + ids.byteLength,
     };
-    this.#segments.push(live === 0 ? null : slot);
+    if (live === 0) {
+      this.#segments.push(null);
+      return;
+    }
+    // Past the limit the index is dropped: a generation ends, and so does the build or refresh.
+    if (!this.#take(slot.memory)) return;
+    this.#segments.push(slot);
   }
 
   // ---- freshness ----
@@ -831,17 +867,7 @@ export class SearchIndex {
     again.push(...this.#compaction());
     const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
     await this.#indexFiles(pending, generation, internal);
-    if (generation !== this.#generation || this.#state !== "ready") return false;
-    return !this.#overLimit();
-  }
-
-  /** Whether the index takes more memory than its limit: then it stops, and searches walk. */
-  #overLimit(): boolean {
-    const { memory } = this.stats();
-    const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
-    if (memory <= limit) return false;
-    this.#fail(`the index would take ${memory} bytes, more than its limit of ${limit}`);
-    return true;
+    return generation === this.#generation && this.#state === "ready";
   }
 
   /** Every entry below a directory. */
@@ -873,6 +899,8 @@ export class SearchIndex {
         this.#unindex(id);
         ids.push(id);
       }
+      // The last #unindex of a segment drops it (and its memory) itself.
+      if (this.#segments[index] !== null) this.#memory -= slot.memory;
       this.#segments[index] = null;
     });
     return ids;
