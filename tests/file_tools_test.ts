@@ -10,6 +10,7 @@ import {
   type ReadOutput,
   undoFileChanges,
 } from "../mod.ts";
+import { MAX_TEXT_BYTES } from "../src/artifacts/file_change.ts";
 import { type BackendFixture, backendFixtures, memorySession, workspace } from "./helpers.ts";
 
 const fixtures = await backendFixtures();
@@ -319,6 +320,23 @@ for (const fixture of fixtures) {
       assert.equal(
         await fixture.readText(ws.filesystem, `${ws.root}/a.txt`),
         "one\nTWO\nsomeone else's line\n",
+      );
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  test(`结果与 Artifact (${name}): undo returns conflict when the file grew past what any change writes`, async () => {
+    const ws = await workspace(fixture, { "a.txt": "one\ntwo\n" });
+    try {
+      const result = await ws.call("edit", { path: "a.txt", old_text: "two", new_text: "TWO" });
+      const grown = "x".repeat(MAX_TEXT_BYTES + 2);
+      await fixture.writeText(ws.filesystem, `${ws.root}/a.txt`, grown);
+      const report = await undoFileChanges(ws.session, result.artifacts);
+      assert.equal(report.outcomes[0].status, "conflict", report.outcomes[0].message);
+      assert.equal(
+        (await fixture.readText(ws.filesystem, `${ws.root}/a.txt`))?.length,
+        grown.length,
       );
     } finally {
       await ws.cleanup();

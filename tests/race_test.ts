@@ -407,7 +407,7 @@ for (const fixture of [...fixtures, ...inThreadFixtures]) {
     const how = mode === "rename"
       ? "replaces the file by rename"
       : "rewrites the file in place (O_TRUNC, write)";
-    test(`工具语义 (${name}): while another process ${how}, edit never overwrites a version it did not read, and a lost race is stale_edit`, async () => {
+    test(`工具语义 (${name}): while another process ${how}, edit and undo never overwrite a version they did not read, and a lost race is stale_edit or conflict`, async () => {
       const tag = `w${randomBytes(6).toString("hex")}`;
       const version = (n: number) => `version ${n}\nmarker: ${tag}-${n}\nanchor\n`;
       const ws = await workspace(fixture, { "target.txt": version(0) });
@@ -428,6 +428,8 @@ for (const fixture of [...fixtures, ...inThreadFixtures]) {
         let succeeded = 0;
         let stale = 0;
         const otherCodes: Record<string, number> = {};
+        // Every other successful edit is undone at once: the writer may have written since.
+        const undos: Record<string, number> = {};
         while (running) {
           edits++;
           const result = await ws.call("edit", {
@@ -438,6 +440,15 @@ for (const fixture of [...fixtures, ...inThreadFixtures]) {
           if (result.ok) succeeded++;
           else if (result.error?.code === "stale_edit") stale++;
           else tally(otherCodes, result.error?.code ?? "none");
+          if (result.ok && edits % 2 === 0) {
+            const report = await undoFileChanges(ws.session, result.artifacts);
+            for (const outcome of report.outcomes) {
+              tally(
+                undos,
+                outcome.message ? `${outcome.status}: ${outcome.message}` : outcome.status,
+              );
+            }
+          }
         }
         const { counts, examples } = await finalReport<{
           counts: Record<string, number>;
@@ -452,8 +463,8 @@ for (const fixture of [...fixtures, ...inThreadFixtures]) {
             `(${counts.edited} found edited), ${counts.lost} lost, ${counts.unrecognized} unrecognized, ` +
             `${counts.transient} overwritten and put back, ` +
             `${counts.missing} reads of a missing file; ${edits} edits: ${succeeded} succeeded, ` +
-            `${stale} stale_edit, others ${
-              JSON.stringify(otherCodes)
+            `${stale} stale_edit, others ${JSON.stringify(otherCodes)}; undo ${
+              JSON.stringify(undos)
             }; final version kept: ${finalHolds}`,
         );
         // Both outcomes happened, so the oracle saw edits land and races lost.
@@ -471,6 +482,13 @@ for (const fixture of [...fixtures, ...inThreadFixtures]) {
         // the file is empty then, so old_text is truly not there and nothing is written.
         if (mode === "inplace") delete otherCodes.old_text_not_found;
         assert.deepEqual(otherCodes, {}, "edits failed with codes other than stale_edit");
+        const undoStatuses = Object.keys(undos).map((key) => key.split(":")[0]);
+        assert.ok(undoStatuses.includes("undone"), `no undo succeeded: ${JSON.stringify(undos)}`);
+        assert.deepEqual(
+          undoStatuses.filter((status) => status !== "undone" && status !== "conflict"),
+          [],
+          `undos ended other than undone or conflict: ${JSON.stringify(undos)}`,
+        );
       } finally {
         writer?.stop();
         await writer?.done.catch(() => {});

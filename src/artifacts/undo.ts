@@ -32,6 +32,20 @@ export interface UndoReport {
   readonly ok: boolean;
 }
 
+/**
+ * Failures that mean the file changed since the change: it went away, a
+ * directory or another kind of object took its place, or it grew past what
+ * any change writes.
+ */
+const LOST_RACE: ReadonlySet<string> = new Set([
+  "stale_edit",
+  "not_found",
+  "already_exists",
+  "is_directory",
+  "not_a_regular_file",
+  "too_large",
+]);
+
 async function undoOne(
   session: ToolSessionContext,
   change: FileChangeArtifact,
@@ -69,7 +83,8 @@ async function undoOne(
       return { ...base, status: "undone" as const };
     });
   } catch (error) {
-    if (error instanceof ToolError && error.code === "stale_edit") {
+    // Each of these says the file is no longer what the change wrote: another writer won the race.
+    if (error instanceof ToolError && LOST_RACE.has(error.code)) {
       const message =
         `${change.path} changed while it was being restored; nothing was overwritten.`;
       return { ...base, status: "conflict", message };
