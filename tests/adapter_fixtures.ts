@@ -29,18 +29,8 @@ export async function diskToolset(
   return { root: dir.path, session, toolset: finalizeToolset({ session }), cleanup: dir.cleanup };
 }
 
-/** Resolves once `check` holds; polls every 20 ms, gives up after `limitMs` with an error. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  limitMs = 20_000,
-): Promise<void> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > limitMs) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { until } from "./helpers.ts";
+export { until };
 
 /** The pid a command wrote to `file`, once it is there. */
 export async function pidFrom(file: string): Promise<number> {

@@ -16,7 +16,7 @@ import {
   type ToolProgress,
 } from "../mod.ts";
 import { createNodeFileSystem } from "../node.ts";
-import { processBackends, sh, tempDir, underDeno } from "./helpers.ts";
+import { processBackends, sh, tempDir, underDeno, until } from "./helpers.ts";
 
 /** Pids of live (non-zombie) processes among `pids`. */
 async function survivors(pids: number[]): Promise<number[]> {
@@ -40,14 +40,6 @@ async function groupMembers(pgid: number): Promise<number[]> {
 async function pidsIn(file: string): Promise<number[]> {
   const text = await readFile(file, "utf8").catch(() => "");
   return text.split(/\s+/).filter(Boolean).map(Number);
-}
-
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** A backend that records terminate() calls on the handles it gives out. */
@@ -146,9 +138,10 @@ for (const { name, create } of await processBackends()) {
           signal: turn.signal,
         })
       );
-      await until(() => Promise.resolve(backend.pids.length === 3));
-      await until(async () =>
-        (await Promise.all(backend.pids.map(groupMembers))).every((m) => m.length > 0)
+      await until(() => backend.pids.length === 3, "three processes started");
+      await until(
+        async () => (await Promise.all(backend.pids.map(groupMembers))).every((m) => m.length > 0),
+        "every group has members",
       );
       turn.abort();
       const results = await Promise.all(calls);
@@ -177,20 +170,20 @@ for (const { name, create } of await processBackends()) {
       assert.equal((timed.data as BashOutput).status, "timed_out");
       assert.equal(backend.terminations, 1);
       const turn = new AbortController();
+      // Cancelled once the shell has printed: its output is kept.
       const pending = ws.toolset.call({
         name: "bash",
         input: { command: stubborn },
         callId: "c",
         signal: turn.signal,
+        progress: (event) => {
+          if (event.kind === "stdout" && event.chunk.includes("ready")) turn.abort();
+        },
       });
-      await until(() => Promise.resolve(backend.pids.length === 2));
-      setTimeout(() => turn.abort(), 200);
       const cancelled = await pending;
       assert.equal((cancelled.data as BashOutput).status, "cancelled");
       assert.equal(backend.terminations, 2);
-      for (const result of [timed, cancelled]) {
-        assert.match((result.data as BashOutput).stdout, /ready/);
-      }
+      assert.match((cancelled.data as BashOutput).stdout, /ready/);
       assert.deepEqual(await survivors(backend.pids), []);
     } finally {
       await ws.cleanup();
@@ -218,7 +211,7 @@ for (const { name, create } of await processBackends()) {
         callId: "c",
         signal: turn.signal,
       });
-      await until(async () => (await pidsIn(pidfile)).length === 4);
+      await until(async () => (await pidsIn(pidfile)).length === 4, "four pids written");
       const pids = [...await pidsIn(pidfile), ...backend.pids];
       assert.equal((await survivors(pids)).length, pids.length, "all started");
       turn.abort();
@@ -272,7 +265,7 @@ for (const { name, create } of await processBackends()) {
           signal: turn.signal,
         });
         if (ending === "a cancel") {
-          await until(async () => (await tagged(tag)).length === forms.length, 10_000);
+          await until(async () => (await tagged(tag)).length === forms.length, "every form runs");
           turn.abort();
         }
         const result = await pending;
@@ -311,7 +304,7 @@ for (const { name, create } of await processBackends()) {
         callId: "a",
         signal: turn.signal,
       });
-      await until(async () => (await tagged(tag)).length === 2, 10_000);
+      await until(async () => (await tagged(tag)).length === 2, "both processes run");
       const ended = await ws.toolset.call({
         name: "bash",
         input: { command: `${detached(2)}; ${running(3)}` },
@@ -634,7 +627,7 @@ for (const { name, create } of await processBackends()) {
       });
       assert.equal(backend.owned, 0);
       // No end of its pipes stays open (closing is asynchronous).
-      await until(async () => (await openFds()) <= before);
+      await until(async () => (await openFds()) <= before, "descriptors closed");
     } finally {
       await dir.cleanup();
     }

@@ -241,3 +241,20 @@ export async function workspace(
       }),
   };
 }
+
+/**
+ * Resolves once `check` holds, polling every 20 ms. The wait is for the
+ * event itself; the limit (a minute, far past any loaded machine's delay)
+ * only turns a condition that never comes into a failure naming `what`.
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  limitMs = 60_000,
+): Promise<void> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > limitMs) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

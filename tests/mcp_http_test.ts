@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createSession, finalizeToolset } from "../mod.ts";
 import { type HttpMcpServer, serveHttp } from "../mcp.ts";
-import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
+import { ALL_TOOLS, sh, tempDir, until } from "./helpers.ts";
 
 function serve(
   root: string,
@@ -131,14 +131,6 @@ async function withSession(
     await served.close();
     await dir.cleanup();
   }
-}
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`timed out waiting until ${what}`);
 }
 
 test("MCP over HTTP: the official client initializes, lists the tools and reads a file", async () => {
@@ -266,7 +258,7 @@ test("MCP over HTTP: two sessions are isolated, a running call keeps its session
         workingDirectory: one.path,
         permissions: { mode: "acceptEdits" },
       }),
-    }), { port: 0, idleTimeoutMs: 400 });
+    }), { port: 0, idleTimeoutMs: 1000 });
   const a = await connect(served);
   const b = await connect(served);
   try {
@@ -282,8 +274,9 @@ test("MCP over HTTP: two sessions are isolated, a running call keeps its session
     assert.ok((await groupOf(tag)).length >= 2, "a's process outlives b's session");
     const listed = await a.client.listTools();
     assert.equal(listed.tools.length, ALL_TOOLS.length);
-    // A call in flight is an open exchange: a is not idle while its bash runs.
-    await new Promise((r) => setTimeout(r, 700));
+    // A call in flight is an open exchange: a is not idle while its bash runs. (The server's
+    // timers run in this process: one that expires first has fired when this wait ends.)
+    await new Promise((r) => setTimeout(r, 1200));
     assert.ok((await groupOf(tag)).length >= 2, "a running call keeps its session");
     await served.close();
     await until(async () => (await groupOf(tag)).length === 0, "close ends a's processes");
@@ -299,7 +292,7 @@ test("MCP over HTTP: two sessions are isolated, a running call keeps its session
 
 test("MCP over HTTP: a session with no open exchange ends after the idle timeout", async () => {
   const dir = await tempDir();
-  const served = await serve(dir.path, { idleTimeoutMs: 300 });
+  const served = await serve(dir.path, { idleTimeoutMs: 1000 });
   try {
     const init = await post(served, INITIALIZE);
     const id = init.headers.get("mcp-session-id")!;
@@ -312,7 +305,8 @@ test("MCP over HTTP: a session with no open exchange ends after the idle timeout
     const live = await list();
     assert.equal(live.status, 200);
     await live.text();
-    await new Promise((r) => setTimeout(r, 700));
+    // The server's idle timer runs in this process and expires first: it has fired by then.
+    await new Promise((r) => setTimeout(r, 1200));
     const gone = await list();
     assert.equal(gone.status, 404);
     await gone.body?.cancel();

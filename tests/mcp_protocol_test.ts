@@ -6,6 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { until } from "./helpers.ts";
 import {
   type JsonRpcMessage,
   LATEST_PROTOCOL_VERSION,
@@ -136,7 +137,7 @@ test("MCP engine: notifications/cancelled aborts the running handler, and no ans
       });
     }));
   wire.deliver({ id: "slow-1", method: "slow" });
-  for (let i = 0; i < 100 && !started; i++) await new Promise((r) => setTimeout(r, 10));
+  await until(() => started, "the handler started");
   wire.deliver({
     method: "notifications/cancelled",
     params: { requestId: "slow-1", reason: "no" },
@@ -155,7 +156,7 @@ test("MCP engine: progress notifications go with their request, and stop once it
     return new Promise(() => {});
   });
   wire.deliver({ id: 5, method: "work" });
-  for (let i = 0; i < 100 && notify === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+  await until(() => notify !== undefined, "the handler started");
   await notify!(1);
   const progress = wire.sent.filter((s) => s.message.method === "notifications/progress");
   assert.equal(progress.length, 1);
@@ -235,7 +236,7 @@ test("MCP engine: a close aborts running handlers, fails open requests and chain
   });
   wire.deliver({ id: 1, method: "hang" });
   const open = server.request("roots/list", undefined);
-  for (let i = 0; i < 100 && signal === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+  await until(() => signal !== undefined, "the handler started");
   await server.close();
   assert.equal(signal?.aborted, true);
   await assert.rejects(open, /Connection closed/);
@@ -257,7 +258,7 @@ test("MCP engine: a request reusing the id of a running one gets -32600, and the
       context.signal.addEventListener("abort", () => resolve({}));
     }));
   wire.deliver({ id: 1, method: "slow" });
-  for (let i = 0; i < 100 && signals.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  await until(() => signals.length > 0, "the handler started");
   wire.deliver({ id: 1, method: "slow" });
   const refused = await wire.reply(1);
   assert.equal((refused.error as { code: number }).code, -32600);

@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { tempDir } from "./helpers.ts";
+import { tempDir, until } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
 /** Starts the server with `flags`; a client with `roots` answers `roots/list` from `roots.current`. */
@@ -44,11 +44,10 @@ function text(result: object): string {
 /** Reads `name` through the server until it answers with `expected` (roots are read asynchronously). */
 async function readUntil(client: Client, name: string, expected: RegExp): Promise<string> {
   let last = "";
-  for (let attempt = 0; attempt < 50; attempt++) {
+  await until(async () => {
     last = text(await client.callTool({ name: "read", arguments: { path: name } }));
-    if (expected.test(last)) return last;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    return expected.test(last);
+  }, `${name} reads ${expected}`).catch(() => {});
   return last;
 }
 
