@@ -22,9 +22,9 @@ const READ_ONLY_REASON = "every command is on the read-only whitelist";
 
 /**
  * Commands that must not be called read-only, by class. Paths are relative to
- * the corpus working directory (see {@link corpusFixture}): `out` is a symbolic
- * link to a directory outside it, `secret-link` a link to a file outside it,
- * `../secret` a file next to it.
+ * the corpus working directory (see {@link corpusFixture}): `out` and `-` are
+ * symbolic links to a directory outside it, `secret-link` a link to a file
+ * outside it, `../secret` a file next to it.
  */
 export const MUST_NOT: Readonly<Record<string, readonly string[]>> = {
   // Parser differentials: lines another parser reads differently from bash.
@@ -182,10 +182,18 @@ export const MUST_NOT: Readonly<Record<string, readonly string[]>> = {
     "grep --color always /etc/passwd",
   ],
 
-  // Clustered short options hiding a letter that takes a value (or a dropped letter).
+  // Clustered short options hiding a letter that takes a value (or a dropped letter). tree
+  // takes each letter's value from the next word, even inside a cluster: no cluster at all.
   clusters: [
     "tree -Lo 1 pwned",
-    "tree -L 2",
+    "tree -aL 2",
+    "tree -La 2",
+    "tree -L2",
+    "tree -ao pwned",
+    "tree -ad",
+    "tree -da src",
+    "tree -aR -L 1",
+    "tree -Pl x",
     "sort -mo pwned a",
     "sort -To",
     "sort -uo pwned a",
@@ -236,6 +244,12 @@ export const MUST_NOT: Readonly<Record<string, readonly string[]>> = {
     "rg --search-z x",
     "sed --in=bak -n 1p a",
     "ls --hyper=always ..",
+    // tree matches a long option with a value by its prefix: `--sortx name` is `--sort name`.
+    "tree --so name",
+    "tree --sortx name",
+    "tree --charsetx UTF-8",
+    "tree --filelimitx 1",
+    "tree --dirs",
   ],
 
   // Programs that write, delete, run a program or set the clock through their own options.
@@ -304,6 +318,21 @@ export const MUST_NOT: Readonly<Record<string, readonly string[]>> = {
     "hostname -F a",
     "hostname",
     "tree -o pwned .",
+    "tree -o pwned",
+    "tree . -o pwned",
+    "tree -L 1 -o pwned",
+    "tree -R -L 1",
+    "tree -L 1 -R",
+    "tree -H x -R -L 1",
+    "tree -l",
+    "tree -l -L 2",
+    "tree --fromfile a",
+    "tree --fromfile --fflinks a",
+    "tree --gitignore",
+    "tree --gitfile=.git/config",
+    "tree --info",
+    "tree --infofile a",
+    "tree --noreport=x",
     "file -C -m a",
     "file -f a",
     "md5sum -c a",
@@ -335,6 +364,27 @@ export const MUST_NOT: Readonly<Record<string, readonly string[]>> = {
     "ls /tmp",
     "ls ..",
     "ls ../",
+    "ls -",
+    "ls -- -",
+    "ls -la -",
+    "du -s -",
+    "tree -",
+    "tree -- -",
+    "tree -L 2 -",
+    "tree ..",
+    "tree /",
+    "tree -a /tmp",
+    "tree out",
+    "tree -L 2 out",
+    "tree out/..",
+    "tree src ..",
+    "tree . -L 1 ..",
+    "tree -d ~",
+    "tree secret-link",
+    "tree -H x --hintro /etc/passwd",
+    "tree -H x --hintro=../secret",
+    "tree -H x --houtro secret-link",
+    "tree -H x --houtro=out/secret.txt",
     "ls -d ..",
     "ls src/../..",
     "cat ../secret",
@@ -539,7 +589,6 @@ export const MUST_NOT: Readonly<Record<string, readonly string[]>> = {
     "bash -c ls",
     "sh -c 'touch pwned'",
     "bash pwned.sh",
-    "tree",
     "stdbuf -o0 ls",
     "setsid ls",
     "script -q pwned",
@@ -678,6 +727,27 @@ export const MUST_PASS: readonly string[] = [
   "grep -rn TODO src | wc -l",
   "ls -la && pwd || echo failed",
   "ls |& grep x",
+  "tree",
+  "tree -L 2",
+  "tree -a -L 3 src",
+  "tree src -L 1",
+  "tree -d",
+  "tree -I node_modules -L 2",
+  "tree -P '*.ts' --prune",
+  "tree --dirsfirst -F -L 2",
+  "tree -J -L 1",
+  "tree -X src",
+  "tree --sort=name src",
+  "tree --sort name -r",
+  "tree -a --noreport -h --du",
+  "tree -f -i --noreport",
+  "tree -p -u -g -s -D",
+  "tree --help",
+  "tree -L 2 -- src",
+  "tree -H . -T listing --hintro README.md --nolinks",
+  "tree --charset=UTF-8 --timefmt '%Y-%m-%d'",
+  "tree --filelimit 100 -C",
+  "tree -L 2 | head -n 20",
 ];
 
 /** The environment every corpus session runs with: absolute PATH entries only. */
@@ -703,8 +773,8 @@ interface CorpusFixture {
 /**
  * A real temporary directory: `work/` (the working directory) with `src/a.ts`,
  * `README.md`, `a`, `b`, `file`, `a file`, `another file`, `a b`, `a.txt`, a
- * `victim/` and an `emptydir/`, `.git/config`, the links `out` → `../outside`
- * and `secret-link` → `../outside/secret.txt`, and `d/` holding a file
+ * `victim/` and an `emptydir/`, `.git/config`, the links `out` and `-` →
+ * `../outside` and `secret-link` → `../outside/secret.txt`, and `d/` holding a file
  * `secret-link` and a link `a` → `../outside/secret.txt` (a repository can
  * carry such links); `outside/secret.txt`, `secret` next to `work/`;
  * `skills/demo/SKILL.md`; and `home/`.
@@ -738,6 +808,7 @@ async function corpusFixture(): Promise<CorpusFixture> {
   await fs.mkdir(join(work, "emptydir"));
   await fs.mkdir(join(root, "home"));
   await symlinkOnDisk(join(root, "outside"), join(work, "out"));
+  await symlinkOnDisk(join(root, "outside"), join(work, "-"));
   await symlinkOnDisk(join(root, "outside", "secret.txt"), join(work, "secret-link"));
   await symlinkOnDisk(join(root, "outside", "secret.txt"), join(work, "d", "a"));
   return {
@@ -850,6 +921,8 @@ test("classifier: an environment that changes what bash or a program runs makes 
         ...clean,
         RIPGREP_CONFIG_PATH: `${fixture.work}/rgrc`,
       }, ["rg x"]],
+      // tree writes its listing to the descriptor this names.
+      ["STDDATA_FD", { ...clean, STDDATA_FD: "3" }, ["tree", "tree -J", "ls"]],
     ];
     const letThrough: string[] = [];
     for (const [name, environment, commands] of environments) {
@@ -955,6 +1028,8 @@ function runnableInScratch(command: string): boolean {
     return false;
   }
   if (/\.\.|~|\$|`/.test(command)) return false;
+  // `-` names the corpus's link out, which the scratch directory does not have.
+  if (/(^|\s)-(\s|$)/.test(command)) return false;
   const unsafe =
     /\b(sudo|su|doas|curl|wget|ssh|scp|nc|git|npm|npx|cargo|pip|date|hostname|man|vi|vim|less|more|watch|top|nano|emacs|history|out|secret-link)\b/;
   return !unsafe.test(command);

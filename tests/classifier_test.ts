@@ -103,8 +103,9 @@ export const NOT_READ_ONLY: readonly string[] = [
   "rm -rf build",
   "touch new.txt",
   "ls # a comment",
-  "tree -L 2",
+  "tree -aL 2",
   "tree -Lo 1 pwned",
+  "tree -o out.txt",
 ];
 
 /** Commands that must be called read-only. */
@@ -147,6 +148,8 @@ export const READ_ONLY: readonly string[] = [
   "tr a-z A-Z",
   "true",
   "echo '$HOME' is literal",
+  "tree -L 2",
+  "tree -a -I node_modules src",
 ];
 
 test("classifier: at least 40 adversarial commands are not called read-only", async () => {

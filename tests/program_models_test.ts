@@ -41,16 +41,42 @@
  * one that also runs without a value has a default (`--engine`), and takes
  * the next word as its value unless that starts with `-`, which the model's
  * optional `name[=]` reads as an operand, checked like any other.
+ *
+ * tree parses its words itself ("Invalid argument -`X'", "Missing argument
+ * to -X option"), and its model has no clusters: each option is a word of
+ * its own. Its short options get two more probes instead of `-X%`: `-X% 1`
+ * (tree reads the `%` as the next option and takes a value from the next
+ * word, so the rest of a word is never a value) and `-X -%` (a letter that
+ * takes a value takes the next word even when it starts with `-`); its long
+ * options get `--name -%` too. A second test runs every option of the model
+ * on a real directory with a link out of it, and the options left out of it.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import type { OptionSyntax, ValueKind } from "../src/permissions/arguments.ts";
+import {
+  NotAdmitted,
+  type OptionSyntax,
+  parseArguments,
+  type ValueKind,
+} from "../src/permissions/arguments.ts";
 import { GATE_PROGRAMS, READ_ONLY_PROGRAMS } from "../src/permissions/programs.ts";
+import { symlinkOnDisk } from "./helpers.ts";
 
 /** Seconds a probe may run before it counts as accepted. */
 const TIMEOUT_SECONDS = 3;
@@ -126,6 +152,22 @@ const CLAP2: Dialect = {
   unknownShort: (c, stderr) =>
     new RegExp(`Found argument '-${quote(c)}' which wasn't expected`).test(stderr),
   needsValueShort: (_c, stderr) => CLAP_NEEDS_VALUE.test(stderr),
+};
+
+/** tree's own parser (tree 2.x). */
+const TREE: Dialect = {
+  prefix: [],
+  long(name, bare, attached) {
+    const n = quote(name);
+    if (new RegExp(`Invalid argument \`--${n}'`).test(bare.stderr)) return "unknown";
+    const needs = new RegExp(`Missing argument to --${n}$`, "m").test(bare.stderr);
+    const refuses = new RegExp(`Invalid argument \`--${n}=x'`).test(attached.stderr);
+    if (needs) return refuses ? "inconsistent" : "required";
+    return refuses ? "none" : "optional";
+  },
+  unknownShort: (c, stderr) => new RegExp(`Invalid argument -\`${quote(c)}'`).test(stderr),
+  needsValueShort: (c, stderr) =>
+    new RegExp(`Missing argument to -${quote(c)} option`).test(stderr),
 };
 
 /**
@@ -247,18 +289,34 @@ function checksFor(
   const checks: Check[] = [];
 
   for (const [name, option] of model.long) {
+    // Without clusters, also whether a value is the next word even when it starts with `-`.
+    const dashValue = model.clusters ? [] : [probe(`--${name}`, "-%")];
     checks.push({
-      probes: [probe(`--${name}`), probe(`--${name}=x`)],
-      judge: ([bare, attached]) => {
-        const observed = dialect.long(name, bare, attached);
+      probes: [probe(`--${name}`), probe(`--${name}=x`), ...dashValue],
+      judge: ([bare, attached, dashed]) => {
+        let observed: Observed = dialect.long(name, bare, attached);
+        if (
+          dashed !== undefined && observed === "required" &&
+          dialect.unknownShort("%", dashed.stderr)
+        ) {
+          observed = "inconsistent";
+        }
         if (observed !== option.value) {
-          report(`--${name}`, option.value, observed, [bare, attached]);
+          report(`--${name}`, option.value, observed, [
+            bare,
+            attached,
+            ...(dashed ? [dashed] : []),
+          ]);
         }
       },
     });
   }
 
   for (const [letter, option] of model.short) {
+    if (!model.clusters) {
+      checks.push(oneWordShortCheck(letter, option.value));
+      continue;
+    }
     checks.push({
       probes: [probe(`-${letter}`), probe(`-${letter}%`)],
       judge: ([bare, clustered]) => {
@@ -288,6 +346,28 @@ function checksFor(
         }
       },
     });
+  }
+
+  /**
+   * A short option of a syntax without clusters: `-X` alone says whether it takes a value;
+   * `-X% 1` must read `%` as the next option (the rest of a word is never a value), and
+   * `-X -%` whether the next word is the value even when it starts with `-`.
+   */
+  function oneWordShortCheck(letter: string, value: ValueKind): Check {
+    return {
+      probes: [probe(`-${letter}`), probe(`-${letter}%`, "1"), probe(`-${letter}`, "-%")],
+      judge: ([bare, clustered, dashed]) => {
+        let observed: Observed | "its value from the rest of its word";
+        const rest = dialect.unknownShort("%", clustered.stderr);
+        const takesDashed = !dialect.unknownShort("%", dashed.stderr);
+        if (dialect.unknownShort(letter, bare.stderr)) observed = "unknown";
+        else if (!rest) observed = "its value from the rest of its word";
+        else if (dialect.needsValueShort(letter, bare.stderr)) {
+          observed = takesDashed ? "required" : "inconsistent";
+        } else observed = takesDashed ? "inconsistent" : "none";
+        if (observed !== value) report(`-${letter}`, value, observed, [bare, clustered, dashed]);
+      },
+    };
   }
 
   // date is never given an operand: one sets the clock.
@@ -334,7 +414,7 @@ test("classifier: every option of every argument model takes its value as the in
         notes.push(`${program}: skipped, ${kind === "" ? "not installed" : `a bash ${kind}`}`);
         continue;
       }
-      let dialect = GETOPT;
+      let dialect = program === "tree" ? TREE : GETOPT;
       if (program === "rg") {
         // --version is in rg's model.
         if (!/^ripgrep 13\./.test(await stdoutOf("exec rg --version </dev/null"))) {
@@ -376,4 +456,180 @@ test("classifier: every option of every argument model takes its value as the in
       m.evidence.map((e) => `    ${excerpt(e)}`).join("\n")
     );
   assert.deepEqual(described, [], `\n${described.join("\n")}`);
+});
+
+/** A value tree accepts for each option of its model that takes one. */
+const TREE_VALUES: Readonly<Record<string, string>> = {
+  "-H": ".",
+  "-I": "deep",
+  "-L": "2",
+  "-P": "*.ts",
+  "-T": "title",
+  "--charset": "UTF-8",
+  "--filelimit": "9",
+  "--hintro": "intro.html",
+  "--houtro": "intro.html",
+  "--sort": "name",
+  "--timefmt": "%Y",
+};
+
+/** What one run of tree printed (standard output and error together) and its status. */
+interface TreeRun {
+  readonly args: readonly string[];
+  readonly status: number;
+  readonly output: string;
+}
+
+/** Runs tree in `dir` once with each list of words, one run after another, in one bash. */
+function runTree(dir: string, runs: readonly (readonly string[])[]): Promise<TreeRun[]> {
+  const script = `cd -- "$1" || exit 97; shift
+set -f; IFS=$'\\x1f'
+for run in "$@"; do
+  words=($run)
+  out=$(timeout -k 1 ${TIMEOUT_SECONDS} tree "\${words[@]}" 2>&1 </dev/null)
+  printf '%s\\0%s\\0' "$?" "$out"
+done`;
+  return stdoutOf(script, dir, ...runs.map((words) => words.join("\x1f"))).then((out) => {
+    const fields = out.split("\0");
+    assert.equal(fields.length, 2 * runs.length + 1, `the runs of tree did not all run: ${out}`);
+    return runs.map((args, i) => ({
+      args,
+      status: Number(fields[2 * i]),
+      output: fields[2 * i + 1],
+    }));
+  });
+}
+
+/** Every entry below `root`: kind, size, mtime, and a content hash or link target. */
+async function snapshot(root: string): Promise<string[]> {
+  const lines: string[] = [];
+  const walk = async (dir: string, prefix: string) => {
+    for (const name of (await readdir(dir)).sort()) {
+      const path = join(dir, name);
+      const info = await lstat(path);
+      const head = `${prefix}${name} size=${info.size} mtime=${info.mtimeMs}`;
+      if (info.isSymbolicLink()) lines.push(`${head} -> ${await readlink(path)}`);
+      else if (info.isDirectory()) {
+        lines.push(`${head} dir`);
+        await walk(path, `${prefix}${name}/`);
+      } else {
+        lines.push(
+          `${head} sha256=${createHash("sha256").update(await readFile(path)).digest("hex")}`,
+        );
+      }
+    }
+  };
+  await walk(root, "");
+  return lines;
+}
+
+test("classifier: tree's model takes each option as a word of its own, and every option of it leaves the installed tree reading only inside the tree it lists", async () => {
+  const model = READ_ONLY_PROGRAMS.get("tree");
+  assert.ok(model?.syntax, "tree is on the read-only whitelist with an option syntax");
+  const syntax = model.syntax;
+  assert.equal(syntax.clusters, false, "tree's options do not cluster");
+  const admits = (words: readonly string[]) => {
+    try {
+      parseArguments("tree", syntax, words);
+      return true;
+    } catch (error) {
+      if (error instanceof NotAdmitted) return false;
+      throw error;
+    }
+  };
+  // tree takes a letter's value from the next word even inside a cluster (`-Lo 1 FILE` writes
+  // FILE) and matches a long option with a value by its prefix (`--sortx name`).
+  const letters = [...syntax.short.keys()];
+  const clusters = letters.flatMap((a) => letters.map((b) => [`-${a}${b}`, "1", "2"]));
+  for (
+    const words of [...clusters, ["-L2"], ["-Lo", "1", "x"], ["--sortx", "name"], ["--so", "name"]]
+  ) {
+    assert.equal(admits(words), false, `the model admits ${words.join(" ")}`);
+  }
+  // What tree does with the options left out of the model, each refused by it.
+  const leftOut: [words: string[], shows: (run: TreeRun, work: string) => Promise<boolean>][] = [
+    [
+      ["-o", "listing.txt"],
+      async (_run, work) => (await snapshot(work)).some((l) => l.startsWith("listing.txt ")),
+    ],
+    [
+      ["-R", "-L", "1"],
+      async (_run, work) => (await snapshot(work)).some((l) => l.startsWith("src/00Tree.html ")),
+    ],
+    [["-l"], (run) => Promise.resolve(run.output.includes("secret.txt"))],
+    [["--info"], (run) => Promise.resolve(run.output.includes("NOTE FROM OUTSIDE"))],
+    [["--gitignore"], (run) => Promise.resolve(!run.output.includes("a.ts"))],
+  ];
+  // Also left out: listings made from names in files, and .gitignore and .info files named.
+  const named = [["--fromfile", "x"], ["--fflinks"], ["--gitfile", "x"], ["--infofile", "x"]];
+  for (const words of [...leftOut.map(([words]) => words), ...named]) {
+    assert.equal(admits(words), false, `the model admits ${words.join(" ")}`);
+  }
+
+  // The words tree is given below, each admitted; a value is the next word or after `=`.
+  const runs: string[][] = [];
+  for (
+    const [name, option] of [
+      ...[...syntax.short].map(([l, o]) => [`-${l}`, o] as const),
+      ...[...syntax.long].map(([l, o]) => [`--${l}`, o] as const),
+    ]
+  ) {
+    if (option.value === "none") {
+      runs.push([name, "-a"]);
+      continue;
+    }
+    const value = TREE_VALUES[name];
+    assert.ok(value !== undefined, `a value to give tree's ${name}`);
+    runs.push([name, value, "-a"]);
+    if (name.startsWith("--")) runs.push([`${name}=${value}`, "-a", "-f"]);
+  }
+  for (const words of runs) assert.ok(admits(words), `the model refuses ${words.join(" ")}`);
+
+  const kind = (await stdoutOf("type -t -- tree || true")).trim();
+  if (kind !== "file") {
+    console.log(
+      "program models: tree: the runs of the installed tree skipped, it is not installed",
+    );
+    return;
+  }
+  // A listed tree with a link out of it: src/.info and src/.gitignore are links to files outside.
+  const dir = await mkdtemp(join(tmpdir(), "tree-model-"));
+  try {
+    const work = join(dir, "work");
+    await mkdir(join(work, "src", "deep"), { recursive: true });
+    await mkdir(join(dir, "outside", "more"), { recursive: true });
+    await writeFile(join(work, "src", "a.ts"), "a\n");
+    await writeFile(join(work, "src", "deep", "b.ts"), "b\n");
+    await writeFile(join(work, "intro.html"), "<p>intro</p>\n");
+    await writeFile(join(dir, "outside", "secret.txt"), "secret\n");
+    await writeFile(join(dir, "outside", "notes"), "a.ts\n\tNOTE FROM OUTSIDE\n");
+    await writeFile(join(dir, "outside", "ignore"), "a.ts\n");
+    await symlinkOnDisk("../outside", join(work, "out"));
+    await symlinkOnDisk("../../outside/notes", join(work, "src", ".info"));
+    await symlinkOnDisk("../../outside/ignore", join(work, "src", ".gitignore"));
+
+    const before = await snapshot(dir);
+    const problems: string[] = [];
+    for (const run of await runTree(work, runs)) {
+      const words = run.args.join(" ");
+      if (run.status !== 0) problems.push(`tree ${words} failed (${run.status}): ${run.output}`);
+      if (run.output.includes("secret.txt")) problems.push(`tree ${words} followed the link out`);
+      if (run.output.includes("NOTE FROM OUTSIDE")) problems.push(`tree ${words} read src/.info`);
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(await snapshot(dir), before, "tree changed the directory it listed");
+
+    const shown: string[] = [];
+    for (const run of await runTree(work, leftOut.map(([words]) => words))) {
+      const [, shows] = leftOut.find(([words]) => words === run.args)!;
+      if (!await shows(run, work)) shown.push(`tree ${run.args.join(" ")}: ${run.output}`);
+    }
+    assert.deepEqual(
+      shown,
+      [],
+      "an option left out of the model does not do what it is left out for",
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

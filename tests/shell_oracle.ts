@@ -153,7 +153,6 @@ const OTHER_PROGRAMS = [
   "read",
   "type",
   "hash",
-  "tree",
   "make",
   "tar",
   "wget",
@@ -298,6 +297,7 @@ const BAD_OPTIONS: Readonly<Record<string, readonly (readonly string[])[]>> = {
   uniq: [["a.txt", "out"]],
   printf: [["-v", "PATH", "x"]],
   file: [["-C"], ["-m", "magic"]],
+  tree: [["-o", "out"], ["-R", "-L", "1"], ["-l"], ["-aL", "1"], ["--fromfile"]],
 };
 
 /** Words after `find`'s paths: read-only predicates mostly, some that are not. */
@@ -346,6 +346,12 @@ function optionWords(syntax: OptionSyntax, random: Random): string[] {
       : [`--${long}`, valueFor(model.path)];
   }
   if (syntax.short.size === 0) return [`--${pick(random, VALUES)}`];
+  if (!syntax.clusters) {
+    // One option a word, its value the next word; now and then a cluster all the same.
+    const [letter, model] = pick(random, [...syntax.short]);
+    const word = `-${letter}${chance(random, 0.1) ? pick(random, [...syntax.short.keys()]) : ""}`;
+    return model.value === "none" ? [word] : [word, valueFor(model.path)];
+  }
   // A cluster: letters without a value, the last one perhaps taking one.
   const letters = [...syntax.short];
   let cluster = "-";

@@ -11,6 +11,10 @@
  * departure: abbreviated long options (`--ver` for `--verbose`) are refused,
  * since resolving one needs every long name of the real program.
  *
+ * A program with a parser of its own that reads clusters differently (tree
+ * takes a value from the next word even for a letter inside a cluster) gets
+ * a syntax without clusters: each short option must be a word of its own.
+ *
  * @module
  */
 
@@ -33,6 +37,18 @@ export interface OptionSyntax {
   readonly long: ReadonlyMap<string, OptionModel>;
   /** Options end at the first operand (getopt's leading `+`, POSIX mode). */
   readonly stopAtOperand: boolean;
+  /**
+   * Whether short options cluster as getopt's do (`-ab`, `-n5`). Without
+   * clusters each short option is a word of its own, a value is the next
+   * word, and any longer word starting with one `-` is refused.
+   */
+  readonly clusters: boolean;
+}
+
+/** Options of {@link syntax}. */
+export interface SyntaxOptions {
+  /** Whether short options cluster as getopt's do; true unless given. */
+  readonly clusters?: boolean;
 }
 
 /** An option as given, with its value if it took one. */
@@ -56,9 +72,15 @@ export interface ParsedArguments {
 /**
  * Builds an option syntax from a getopt short option string and a
  * space-separated list of long names (`name`, `name=`, `name[=]`, each
- * optionally ending in `@` for a path value).
+ * optionally ending in `@` for a path value). Without clusters a short
+ * option cannot take an optional value (one is only ever attached).
  */
-export function syntax(shortOptions: string, longOptions = ""): OptionSyntax {
+export function syntax(
+  shortOptions: string,
+  longOptions = "",
+  options: SyntaxOptions = {},
+): OptionSyntax {
+  const clusters = options.clusters ?? true;
   const short = new Map<string, OptionModel>();
   let stopAtOperand = false;
   let i = 0;
@@ -79,6 +101,9 @@ export function syntax(shortOptions: string, longOptions = ""): OptionSyntax {
     }
     const path = shortOptions[i] === "@";
     if (path) i++;
+    if (!clusters && value === "optional") {
+      throw new Error(`-${letter} cannot take an optional value in a syntax without clusters`);
+    }
     short.set(letter, { value, path });
   }
   const long = new Map<string, OptionModel>();
@@ -96,7 +121,7 @@ export function syntax(shortOptions: string, longOptions = ""): OptionSyntax {
     }
     long.set(name, { value, path });
   }
-  return { short, long, stopAtOperand };
+  return { short, long, stopAtOperand, clusters };
 }
 
 /** Thrown for words the model does not admit; the message says why. */
@@ -107,9 +132,10 @@ export class NotAdmitted extends Error {}
  * (unless {@link OptionSyntax.stopAtOperand}), `--` ends them, `-` is an
  * operand, short options cluster, a required value is the rest of the
  * cluster or the next word, an optional value only the rest of the cluster
- * or what follows `=`. Throws {@link NotAdmitted} for an option outside the
- * model, an abbreviation, a missing value, or a value given to an option
- * that takes none.
+ * or what follows `=`; in a syntax without clusters a short option's word
+ * is that option alone. Throws {@link NotAdmitted} for an option outside the
+ * model, an abbreviation, a missing value, a value given to an option that
+ * takes none, or a cluster where there are none.
  */
 export function parseArguments(
   program: string,
@@ -148,6 +174,13 @@ export function parseArguments(
         options.push({ name: `--${name}`, value: args[++i], model });
       }
       continue;
+    }
+    if (!syntax.clusters && arg.length > 2) {
+      throw new NotAdmitted(
+        `${program} reads ${
+          JSON.stringify(arg)
+        } its own way: give each option as a word of its own`,
+      );
     }
     for (let j = 1; j < arg.length; j++) {
       const letter = arg[j];

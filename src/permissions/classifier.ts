@@ -31,6 +31,8 @@ const CHANGES_WHAT_RUNS = [
   "SHELLOPTS",
   "POSIXLY_CORRECT",
   "SIMPLE_BACKUP_SUFFIX",
+  // tree writes its listing to the descriptor this names, an inherited one among them.
+  "STDDATA_FD",
 ];
 
 /**
@@ -72,8 +74,9 @@ async function resolvesInsideRoots(path: string, session: ToolSessionContext): P
  * functions (`BASH_FUNC_name%%`) that shadow programs, and enables options
  * from BASHOPTS and SHELLOPTS; POSIXLY_CORRECT changes how GNU programs
  * split their words (and SIMPLE_BACKUP_SUFFIX where cp and mv put backups);
- * and see {@link PATH_LISTS}. Entries are resolved as the read tool resolves
- * a path, so a link into the working directory counts as inside.
+ * STDDATA_FD makes tree write to a descriptor; and see {@link PATH_LISTS}.
+ * Entries are resolved as the read tool resolves a path, so a link into the
+ * working directory counts as inside.
  */
 export async function environmentProblem(session: ToolSessionContext): Promise<string | null> {
   const environment = session.environment;
@@ -162,7 +165,7 @@ async function outsideRoots(
   session: ToolSessionContext,
   refuse: { readonly directories?: boolean; readonly workingDirectory?: boolean } = {},
 ): Promise<string | null> {
-  if (path === "-" && access === "read") return null; // standard input
+  // `-` is checked as a name too: standard input to cat, it is a name to ls, du and tree.
   // clap (rg) also reads `-f=FILE` as FILE: both readings must be inside.
   const readings = path.startsWith("=") && path.length > 1 ? [path, path.slice(1)] : [path];
   for (const reading of readings) {

@@ -2,10 +2,10 @@
  * The closed whitelists: which programs may run without asking, and how each
  * one's words are read (see `arguments.ts`). The models follow the
  * programs shipped by Debian 12 (GNU coreutils 9.1, grep 3.8, findutils
- * 4.9, sed 4.9, diffutils 3.8, file 5.44, ripgrep 13) and hold only options
- * that neither write, run another program, nor follow symbolic links while
- * recursing; a test runs every option of every model against the installed
- * program and compares how it takes its value.
+ * 4.9, sed 4.9, diffutils 3.8, file 5.44, ripgrep 13, tree 2.1) and hold
+ * only options that neither write, run another program, nor follow symbolic
+ * links while recursing; a test runs every option of every model against the
+ * installed program and compares how it takes its value.
  *
  * @module
  */
@@ -168,6 +168,30 @@ const DATE = model(
     return pathsOf(parsed, []);
   },
 );
+
+/**
+ * tree parses its words itself: a letter that takes a value takes the next
+ * word even inside a cluster (`-aL 2`, `-Lo 1 FILE` writes FILE), and the
+ * rest of the cluster goes on as options; a long option with a value
+ * matches by prefix (`--sortx name` is `--sort name`). So each option must be
+ * a word of its own, a long one spelled in full, its value the next word or
+ * after `=`. Operands are directories listed, `-` among them (a name to
+ * tree). Left out: -o (writes the listing to a file), -R (with -L writes
+ * 00Tree.html into every directory at the limit), -l (follows links while
+ * recursing), --fromfile and --fflinks (a listing made from names in
+ * files), and --gitignore, --gitfile, --info and --infofile (read every
+ * .gitignore or .info file found while recursing, through links, the .info
+ * comments printed, and $GIT_DIR/info/exclude).
+ */
+const TREE: ProgramModel = {
+  syntax: syntax(
+    "acdfghinpqrstuvxACDFJNQSUXH:I:L:P:T:",
+    "help version inodes device noreport nolinks dirsfirst filesfirst filelimit= charset= si du " +
+      "prune timefmt= ignore-case matchdirs sort= metafirst hintro=@ houtro=@",
+    { clusters: false },
+  ),
+  read: allOperandsRead,
+};
 
 /** The read-only whitelist: program bare name → its argument model. */
 export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
@@ -404,6 +428,7 @@ export const READ_ONLY_PROGRAMS: ReadonlyMap<string, ProgramModel> = new Map([
     ),
   ],
   ["nproc", model("", "all ignore=", atMostOperands(0, "nproc takes no operand"))],
+  ["tree", TREE],
   ["date", DATE],
 ]);
 
