@@ -169,7 +169,7 @@ export {
   writeTool,
 } from "./src/tools/mod.ts";
 export type { BashInput, BashOutput, ProcessStatus } from "./src/tools/bash.ts";
-export type { EditInput, EditOutput } from "./src/tools/edit.ts";
+export type { EditInput, EditOutput } from "./src/tools/edit/edit.ts";
 export type { GlobInput, GlobOutput } from "./src/tools/glob.ts";
 export type { GrepInput, GrepLine, GrepOutput, GrepSkipped } from "./src/tools/grep.ts";
 export type { ListEntry, ListInput, ListOutput } from "./src/tools/list.ts";
