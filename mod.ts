@@ -140,9 +140,9 @@ export type {
   ProcessHandle,
   ProcessOutput,
   SpawnRequest,
+  TerminationTiming,
 } from "./src/backends/process.ts";
 export type { ScanLine, ScanMode, ScanRequest, ScanResult } from "./src/search/scan.ts";
-export type { TerminationTiming } from "./src/backends/process_group.ts";
 export { createMemoryFileSystem } from "./src/backends/memory/filesystem.ts";
 export { threadSearches } from "./src/backends/thread_search.ts";
 export type { ThreadReads } from "./src/backends/thread_search.ts";
