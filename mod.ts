@@ -140,9 +140,9 @@ export type {
   ProcessHandle,
   ProcessOutput,
   SpawnRequest,
+  TerminationTiming,
 } from "./src/backends/process.ts";
 export type { ScanLine, ScanMode, ScanRequest, ScanResult } from "./src/search/scan.ts";
-export type { TerminationTiming } from "./src/backends/process_group.ts";
 export { createMemoryFileSystem } from "./src/backends/memory/filesystem.ts";
 export { threadSearches } from "./src/backends/thread_search.ts";
 export type { ThreadReads } from "./src/backends/thread_search.ts";
@@ -169,7 +169,7 @@ export {
   writeTool,
 } from "./src/tools/mod.ts";
 export type { BashInput, BashOutput, ProcessStatus } from "./src/tools/bash.ts";
-export type { EditInput, EditOutput } from "./src/tools/edit.ts";
+export type { EditInput, EditOutput } from "./src/tools/edit/edit.ts";
 export type { GlobInput, GlobOutput } from "./src/tools/glob.ts";
 export type { GrepInput, GrepLine, GrepOutput, GrepSkipped } from "./src/tools/grep.ts";
 export type { ListEntry, ListInput, ListOutput } from "./src/tools/list.ts";

@@ -114,29 +114,44 @@ test("契约与分层: no runtime adapter imports another", async () => {
   assert.deepEqual(crossing.map(([from, to]) => `${from} → ${to}`), []);
 });
 
-test("契约与分层: no folder-level import cycle in src/", async () => {
+/** The cycles of a directed graph given as edges, each as its nodes in order, first node repeated last. */
+function cyclesOf(edges: readonly [string, string][]): string[] {
   const graph = new Map<string, Set<string>>();
-  for (const [from, to] of await imports()) {
-    const [a, b] = [folderOf(from), folderOf(to)];
-    if (a === b) continue;
+  for (const [a, b] of edges) {
     if (!graph.has(a)) graph.set(a, new Set());
     graph.get(a)!.add(b);
   }
-  // Depth-first search; a back edge closes a cycle, reported as its folders in order.
+  // Depth-first search; a back edge closes a cycle, reported as its nodes in order.
   const cycles: string[] = [];
   const state = new Map<string, "open" | "done">();
   const path: string[] = [];
-  const visit = (folder: string) => {
-    state.set(folder, "open");
-    path.push(folder);
-    for (const next of graph.get(folder) ?? []) {
+  const visit = (node: string) => {
+    state.set(node, "open");
+    path.push(node);
+    for (const next of [...(graph.get(node) ?? [])].sort()) {
       if (state.get(next) === "open") {
         cycles.push([...path.slice(path.indexOf(next)), next].join(" → "));
       } else if (!state.has(next)) visit(next);
     }
     path.pop();
-    state.set(folder, "done");
+    state.set(node, "done");
   };
-  for (const folder of [...graph.keys()].sort()) if (!state.has(folder)) visit(folder);
-  assert.deepEqual(cycles, []);
+  for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+test("契约与分层: no folder-level import cycle in src/", async () => {
+  const edges = (await imports()).map(([from, to]): [string, string] => [
+    folderOf(from),
+    folderOf(to),
+  ]).filter(([a, b]) => a !== b);
+  assert.deepEqual(cyclesOf(edges), []);
+});
+
+test("契约与分层: no module of src/ imports itself around a cycle, type-only imports included", async () => {
+  const edges = (await imports()).map(([from, to]): [string, string] => [
+    from.replace(/\.(ts|js)$/, ""),
+    to.replace(/\.(ts|js)$/, ""),
+  ]);
+  assert.deepEqual(cyclesOf(edges), []);
 });

@@ -13,47 +13,17 @@
  *
  * @module
  */
-import type { GroupSignal, TerminationTiming } from "./process_group.ts";
+import type {
+  DescendantSweep,
+  ProcessRef,
+  ProcessRow,
+  ProcessTable,
+  TerminationTiming,
+} from "./process.ts";
+import { sleep } from "./sleep.ts";
 
 /** The environment variable that carries a call's marker to every descendant. */
 export const MARKER_VARIABLE = "OPENWORK_CALL";
-
-/** A process, told apart from a later one with the same pid by its start time. */
-export interface ProcessRef {
-  /** Its pid. */
-  readonly pid: number;
-  /** Its start time, as the process table gives it (clock ticks since boot on Linux). */
-  readonly start: number;
-}
-
-/** One live process (not a zombie) of the process table. */
-export interface ProcessRow extends ProcessRef {
-  /** Its parent's pid. */
-  readonly ppid: number;
-  /** Its process group. */
-  readonly pgid: number;
-  /** Whether its environment holds the marker asked for. */
-  readonly marked: boolean;
-}
-
-/** What the sweep needs from a backend to read the process table and signal single processes. */
-export interface ProcessTable {
-  /**
-   * The live processes, each `marked` when its environment holds the entry
-   * `marker` (`NAME=value`; `null` asks for none); `null` when the table
-   * cannot be read. Only the environments of processes started at or after
-   * `since` are read, and only where the system lets this process read
-   * them: those of its own user.
-   */
-  read(marker: string | null, since: number): Promise<ProcessRow[] | null>;
-  /**
-   * Sends `signal` (none for `probe`) to each process that is still alive and
-   * still the one started at `start`; resolves those it found alive.
-   */
-  signal(processes: readonly ProcessRef[], signal: GroupSignal): Promise<ProcessRef[]>;
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls until none of `processes` is alive; resolves those still alive at the end. */
 async function vanish(
@@ -102,7 +72,7 @@ const SWEEP_ROUNDS = 4;
  * The descendants of one leader: samples the parent chain while the leader
  * runs, and collects what the termination path must end besides the group.
  */
-export class Descendants {
+export class Descendants implements DescendantSweep {
   readonly #leader: number;
   readonly #marker: string;
   readonly #table: ProcessTable;

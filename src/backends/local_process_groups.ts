@@ -11,8 +11,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import type { GroupControl, GroupSignal } from "./process_group.ts";
-import type { ProcessRef, ProcessRow, ProcessTable } from "./descendants.ts";
+import type { GroupControl, GroupSignal, ProcessRef, ProcessRow, ProcessTable } from "./process.ts";
 
 /** Runs a bash script with arguments on this machine; resolves its exit code and stdout. */
 export type BashRunner = (

@@ -1,7 +1,10 @@
 /**
  * The process backend interface: every process runs in a process group of
  * its own, and the backend owns it until its whole group, and every
- * descendant it finds outside the group, is confirmed gone.
+ * descendant it finds outside the group, is confirmed gone. Below it, what
+ * the local backends' one termination path needs from a backend: how a
+ * group is signalled and inspected ({@link GroupControl}) and how the
+ * process table is read ({@link ProcessTable}).
  *
  * @module
  */
@@ -81,4 +84,70 @@ export interface ProcessBackend {
   readonly owned: number;
   /** Terminates every group it still owns; resolves `true` when all are confirmed gone. */
   shutdown(): Promise<boolean>;
+}
+
+/** The signals the termination path sends; `probe` only asks whether the group exists. */
+export type GroupSignal = "SIGTERM" | "SIGKILL" | "probe";
+
+/** What the termination path needs from a backend to signal and inspect a process group. */
+export interface GroupControl {
+  /** Sends `signal` to group `pgid`; `false` when the group no longer exists, `true` otherwise or when unsure. */
+  signal(pgid: number, signal: GroupSignal): Promise<boolean>;
+  /** Whether every process left in group `pgid` is a zombie (dead, waiting to be reaped by init). */
+  onlyZombiesLeft(pgid: number): Promise<boolean>;
+}
+
+/** Timing of the termination path. */
+export interface TerminationTiming {
+  /** How long a group may handle SIGTERM before SIGKILL (default 1000 ms). */
+  readonly graceMs?: number;
+  /** How long to wait for the group to vanish after SIGKILL (default 3000 ms). */
+  readonly confirmMs?: number;
+}
+
+/** A process, told apart from a later one with the same pid by its start time. */
+export interface ProcessRef {
+  /** Its pid. */
+  readonly pid: number;
+  /** Its start time, as the process table gives it (clock ticks since boot on Linux). */
+  readonly start: number;
+}
+
+/** One live process (not a zombie) of the process table. */
+export interface ProcessRow extends ProcessRef {
+  /** Its parent's pid. */
+  readonly ppid: number;
+  /** Its process group. */
+  readonly pgid: number;
+  /** Whether its environment holds the marker asked for. */
+  readonly marked: boolean;
+}
+
+/** What the sweep needs from a backend to read the process table and signal single processes. */
+export interface ProcessTable {
+  /**
+   * The live processes, each `marked` when its environment holds the entry
+   * `marker` (`NAME=value`; `null` asks for none); `null` when the table
+   * cannot be read. Only the environments of processes started at or after
+   * `since` are read, and only where the system lets this process read
+   * them: those of its own user.
+   */
+  read(marker: string | null, since: number): Promise<ProcessRow[] | null>;
+  /**
+   * Sends `signal` (none for `probe`) to each process that is still alive and
+   * still the one started at `start`; resolves those it found alive.
+   */
+  signal(processes: readonly ProcessRef[], signal: GroupSignal): Promise<ProcessRef[]>;
+}
+
+/**
+ * What ends a call's descendants that left its process group, besides the
+ * group itself: the local backends' sweep of the process table.
+ */
+export interface DescendantSweep {
+  /**
+   * Ends what it finds outside the group while `endGroup` ends the group;
+   * `true` means all confirmed gone.
+   */
+  sweep(endGroup: () => Promise<boolean>, timing: TerminationTiming): Promise<boolean>;
 }

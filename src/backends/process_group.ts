@@ -5,29 +5,8 @@
  *
  * @module
  */
-import type { ProcessHandle } from "./process.ts";
-import type { Descendants } from "./descendants.ts";
-
-/** The signals the termination path sends; `probe` only asks whether the group exists. */
-export type GroupSignal = "SIGTERM" | "SIGKILL" | "probe";
-
-/** What the termination path needs from a backend to signal and inspect a process group. */
-export interface GroupControl {
-  /** Sends `signal` to group `pgid`; `false` when the group no longer exists, `true` otherwise or when unsure. */
-  signal(pgid: number, signal: GroupSignal): Promise<boolean>;
-  /** Whether every process left in group `pgid` is a zombie (dead, waiting to be reaped by init). */
-  onlyZombiesLeft(pgid: number): Promise<boolean>;
-}
-
-/** Timing of the termination path. */
-export interface TerminationTiming {
-  /** How long a group may handle SIGTERM before SIGKILL (default 1000 ms). */
-  readonly graceMs?: number;
-  /** How long to wait for the group to vanish after SIGKILL (default 3000 ms). */
-  readonly confirmMs?: number;
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+import type { DescendantSweep, GroupControl, ProcessHandle, TerminationTiming } from "./process.ts";
+import { sleep } from "./sleep.ts";
 
 /**
  * Polls until group `pgid` is gone. Scanning for zombies costs more than a
@@ -105,7 +84,7 @@ export function ownedHandle(
   parts: Omit<ProcessHandle, "terminate">,
   control: GroupControl,
   timing: TerminationTiming,
-  descendants: Descendants | null = null,
+  descendants: DescendantSweep | null = null,
 ): ProcessHandle {
   let pending: Promise<boolean> | null = null;
   const endGroup = () => terminateGroup(parts.pid, control, timing);

@@ -6,7 +6,7 @@
 import { ToolRegistry } from "../contract/registry.ts";
 import { readTool } from "./read.ts";
 import { writeTool } from "./write.ts";
-import { editTool } from "./edit.ts";
+import { editTool } from "./edit/edit.ts";
 import { grepTool } from "./grep.ts";
 import { globTool } from "./glob.ts";
 import { listTool } from "./list.ts";

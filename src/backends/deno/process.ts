@@ -4,7 +4,13 @@
  *
  * @module
  */
-import type { ProcessBackend, ProcessExit } from "../process.ts";
+import type {
+  GroupControl,
+  ProcessBackend,
+  ProcessExit,
+  ProcessTable,
+  TerminationTiming,
+} from "../process.ts";
 import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
@@ -16,9 +22,7 @@ import {
 } from "../local_process_groups.ts";
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { OwnedGroups, ownedHandle } from "../process_group.ts";
-import type { GroupControl, TerminationTiming } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
-import type { ProcessTable } from "../descendants.ts";
 
 const direct: DirectSignaller = (target, signal) => {
   try {

@@ -9,7 +9,14 @@ import { Socket } from "node:net";
 import type { SocketConstructorOpts } from "node:net";
 import process from "node:process";
 import type { Readable } from "node:stream";
-import type { ProcessBackend, ProcessExit, ProcessOutput } from "../process.ts";
+import type {
+  GroupControl,
+  ProcessBackend,
+  ProcessExit,
+  ProcessOutput,
+  ProcessTable,
+  TerminationTiming,
+} from "../process.ts";
 import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
@@ -22,11 +29,9 @@ import {
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { OwnedGroups, ownedHandle } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
-import type { ProcessTable } from "../descendants.ts";
 import { discardFd, FifoPool } from "./fifo.ts";
 import { isDeno } from "../../runtime/checks.ts";
 import type { PipeEnds } from "./fifo.ts";
-import type { GroupControl, TerminationTiming } from "../process_group.ts";
 
 const direct: DirectSignaller = (target, signal) => {
   try {

@@ -6,15 +6,15 @@
  * @module
  */
 import * as v from "valibot";
-import { defineTool } from "../contract/tool.ts";
-import type { Tool } from "../contract/tool.ts";
-import type { SameType } from "../contract/schema.ts";
-import { ToolError } from "../errors.ts";
-import { withPathLock } from "../path/mod.ts";
-import { byteLength, MAX_TEXT_BYTES } from "./shared/text.ts";
-import { createParents, readReplaceableText } from "./shared/files.ts";
-import { fileChange } from "../artifacts/file_change.ts";
-import { notFoundMessage, notUniqueMessage } from "./shared/edit_hints.ts";
+import { defineTool } from "../../contract/tool.ts";
+import type { Tool } from "../../contract/tool.ts";
+import type { SameType } from "../../contract/schema.ts";
+import { ToolError } from "../../errors.ts";
+import { withPathLock } from "../../path/mod.ts";
+import { byteLength, MAX_TEXT_BYTES } from "../shared/text.ts";
+import { createParents, readReplaceableText } from "../shared/files.ts";
+import { fileChange } from "../../artifacts/file_change.ts";
+import { notFoundMessage, notUniqueMessage } from "./messages.ts";
 
 const EditSchema = v.strictObject({
   path: v.pipe(
