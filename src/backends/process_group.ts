@@ -7,6 +7,8 @@
  */
 import type { ProcessHandle } from "./process.ts";
 import type { Descendants } from "./descendants.ts";
+import { checkOptionBag, isNonNegativeNumber, refuseOption } from "../runtime/options.ts";
+import type { OptionNames } from "../runtime/options.ts";
 
 /** The signals the termination path sends; `probe` only asks whether the group exists. */
 export type GroupSignal = "SIGTERM" | "SIGKILL" | "probe";
@@ -25,6 +27,22 @@ export interface TerminationTiming {
   readonly graceMs?: number;
   /** How long to wait for the group to vanish after SIGKILL (default 3000 ms). */
   readonly confirmMs?: number;
+}
+
+const TIMING_OPTIONS: OptionNames<TerminationTiming> = { graceMs: true, confirmMs: true };
+
+/**
+ * Refuses what the types would: an unknown option, or a time that is not a
+ * finite, non-negative number. `where` is the backend factory's name.
+ */
+export function checkTiming(where: string, timing: unknown): void {
+  checkOptionBag(where, timing, TIMING_OPTIONS);
+  for (const name of ["graceMs", "confirmMs"] as const) {
+    const value = timing[name];
+    if (value !== undefined && !isNonNegativeNumber(value)) {
+      refuseOption(where, name, "a finite, non-negative number of milliseconds", value);
+    }
+  }
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
