@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import process from "node:process";
-import type { PermissionProfile, ToolSessionContext } from "./contract/context.ts";
+import type { PermissionMode, PermissionProfile, ToolSessionContext } from "./contract/context.ts";
 import { ToolError } from "./errors.ts";
 import type { AsyncFileSystem } from "./backends/filesystem.ts";
 import type { ProcessBackend } from "./backends/process.ts";
@@ -24,6 +24,13 @@ import type { SessionRoots } from "./path/resolver.ts";
 import type { PathAccess, PathIntent } from "./path/mod.ts";
 import { indexedFileSystem, SearchIndex } from "./backends/search_index.ts";
 import type { SearchIndexOptions } from "./backends/search_index.ts";
+import {
+  checkOptionBag,
+  isNonNegativeNumber,
+  isOptionBag,
+  refuseOption,
+} from "./runtime/options.ts";
+import type { OptionNames } from "./runtime/options.ts";
 
 /** Options of {@link createSession}. */
 export interface SessionOptions {
@@ -56,6 +63,91 @@ export interface SessionOptions {
    * Close it with `session.searchIndex.close()`.
    */
   readonly searchIndex?: boolean | SearchIndexOptions;
+}
+
+const SESSION_OPTIONS: OptionNames<SessionOptions> = {
+  workingDirectory: true,
+  permissions: true,
+  skillRoot: true,
+  environment: true,
+  filesystem: true,
+  processes: true,
+  protectedNames: true,
+  searchIndex: true,
+};
+const PERMISSION_OPTIONS: OptionNames<PermissionProfile> = { mode: true };
+const MODES: Readonly<Record<PermissionMode, true>> = {
+  default: true,
+  acceptEdits: true,
+  plan: true,
+};
+const SEARCH_INDEX_OPTIONS: OptionNames<SearchIndexOptions> = {
+  fenceDirectory: true,
+  memoryLimit: true,
+  watch: true,
+};
+
+/**
+ * Refuses options a JavaScript caller or a cast got past the types: an
+ * unknown name (a misspelt one would otherwise be ignored) or a known one of
+ * the wrong type, before anything is made.
+ */
+function checkSessionOptions(options: unknown): asserts options is SessionOptions {
+  const where = "createSession";
+  checkOptionBag(where, options, SESSION_OPTIONS);
+  const { workingDirectory, permissions, skillRoot, environment, searchIndex } = options;
+  if (typeof workingDirectory !== "string") {
+    refuseOption(where, "workingDirectory", "a string", workingDirectory);
+  }
+  if (permissions !== undefined) {
+    if (!isOptionBag(permissions)) {
+      refuseOption(where, "permissions", "an object with mode", permissions);
+    }
+    checkOptionBag(`${where}: permissions`, permissions, PERMISSION_OPTIONS);
+    const mode = permissions.mode;
+    if (typeof mode !== "string" || !Object.hasOwn(MODES, mode)) {
+      refuseOption(where, "permissions.mode", `one of ${Object.keys(MODES).join(", ")}`, mode);
+    }
+  }
+  if (skillRoot !== undefined && skillRoot !== null && typeof skillRoot !== "string") {
+    refuseOption(where, "skillRoot", "a string or null", skillRoot);
+  }
+  if (environment !== undefined) {
+    if (!isOptionBag(environment)) {
+      refuseOption(where, "environment", "an object of strings", environment);
+    }
+    for (const [name, value] of Object.entries(environment)) {
+      if (typeof value !== "string") refuseOption(where, `environment.${name}`, "a string", value);
+    }
+  }
+  for (const backend of ["filesystem", "processes"] as const) {
+    const value = options[backend];
+    if (value !== undefined && (typeof value !== "object" || value === null)) {
+      refuseOption(where, backend, "an object", value);
+    }
+  }
+  const names = options.protectedNames;
+  if (
+    names !== undefined &&
+    (!Array.isArray(names) || !names.every((name) => typeof name === "string"))
+  ) {
+    refuseOption(where, "protectedNames", "an array of strings", names);
+  }
+  if (searchIndex === undefined || typeof searchIndex === "boolean") return;
+  if (!isOptionBag(searchIndex)) {
+    refuseOption(where, "searchIndex", "a boolean or an object of options", searchIndex);
+  }
+  checkOptionBag(`${where}: searchIndex`, searchIndex, SEARCH_INDEX_OPTIONS);
+  const { fenceDirectory, memoryLimit, watch } = searchIndex;
+  if (fenceDirectory !== undefined && typeof fenceDirectory !== "string") {
+    refuseOption(where, "searchIndex.fenceDirectory", "a string", fenceDirectory);
+  }
+  if (memoryLimit !== undefined && !isNonNegativeNumber(memoryLimit)) {
+    refuseOption(where, "searchIndex.memoryLimit", "a non-negative number of bytes", memoryLimit);
+  }
+  if (watch !== undefined && typeof watch !== "function") {
+    refuseOption(where, "searchIndex.watch", "a function", watch);
+  }
 }
 
 async function canonicalDirectory(
@@ -108,7 +200,9 @@ async function canonicalDirectory(
  * Where a default backend is used, the machine is checked first: on Windows
  * (use WSL), or where bash is missing from the processes' `PATH`, it throws an
  * {@link UnsupportedPlatformError} before anything runs. A host that passes
- * both `filesystem` and `processes` is not checked.
+ * both `filesystem` and `processes` is not checked. An unknown option, or a
+ * known one of the wrong type, is a TypeError that names it (and lists the
+ * known names), thrown before anything is made.
  *
  * @example
  * ```ts
@@ -118,6 +212,7 @@ async function canonicalDirectory(
  * ```
  */
 export async function createSession(options: SessionOptions): Promise<ToolSessionContext> {
+  checkSessionOptions(options);
   const environment = Object.freeze({ ...(options.environment ?? hostEnvironment()) });
   if (options.filesystem === undefined || options.processes === undefined) {
     const facts = hostPlatformFacts(environment, options.processes === undefined);

@@ -12,7 +12,7 @@ import { underDeno } from "./helpers.ts";
  * The permission flags of `deno task cli`, read from `deno.json`: the tests
  * run the command as the task does.
  */
-function cliTaskFlags(): string[] {
+export function cliTaskFlags(): string[] {
   const config = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8")) as {
     tasks: Record<string, string>;
   };
@@ -21,13 +21,18 @@ function cliTaskFlags(): string[] {
   return words.slice(2, -1);
 }
 
+/** The CLI's entry file: `cli.ts` in the sources, `cli.js` in the npm build. */
+export function cliPath(): string {
+  const source = import.meta.url.endsWith(".ts");
+  return fileURLToPath(new URL(source ? "../cli.ts" : "../cli.js", import.meta.url));
+}
+
 /**
  * How to start the CLI: `deno run` with the flags of `deno task cli` under
  * Deno, `node cli.js` against the npm build.
  */
 export function cliCommand(): { command: string; args: string[] } {
-  const source = import.meta.url.endsWith(".ts");
-  const cli = fileURLToPath(new URL(source ? "../cli.ts" : "../cli.js", import.meta.url));
+  const cli = cliPath();
   if (underDeno) {
     // By name, as `--allow-run=deno` grants it.
     return { command: "deno", args: ["run", "--quiet", ...cliTaskFlags(), cli] };

@@ -6,6 +6,7 @@
  */
 import { ToolError } from "../errors.ts";
 import type { ErrorCode } from "../errors.ts";
+import { runtimeRefusal } from "../runtime/refusal.ts";
 
 const BY_ERRNO: Readonly<Record<string, ErrorCode>> = {
   ENOENT: "not_found",
@@ -45,13 +46,16 @@ export function toToolError(error: unknown, what: string, shown: string): ToolEr
   if (error instanceof ToolError) return error;
   const code = codeOfRuntimeError(error);
   const message = error instanceof Error ? error.message : String(error);
+  // The flag Deno names, for the host that has to give it.
+  const flag = code === "runtime_permission_denied" ? runtimeRefusal(error)?.flag ?? null : null;
   const texts: Partial<Record<ErrorCode, string>> = {
     not_found: `${shown} does not exist.`,
     is_directory: `${shown} is a directory.`,
     not_a_directory: `A part of ${shown} is not a directory.`,
     permission_denied: `The operating system refused to ${what} ${shown}.`,
     runtime_permission_denied:
-      `The runtime's permission flags do not allow to ${what} ${shown}; the host must grant it.`,
+      `The runtime's permission flags do not allow to ${what} ${shown}; the host must grant it` +
+      (flag === null ? "." : ` (${flag}).`),
     already_exists: `${shown} already exists.`,
   };
   return new ToolError(code, texts[code] ?? `Could not ${what} ${shown}: ${message}`, {

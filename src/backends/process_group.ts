@@ -7,6 +7,24 @@
  */
 import type { DescendantSweep, GroupControl, ProcessHandle, TerminationTiming } from "./process.ts";
 import { sleep } from "./sleep.ts";
+import { checkOptionBag, isNonNegativeNumber, refuseOption } from "../runtime/options.ts";
+import type { OptionNames } from "../runtime/options.ts";
+
+const TIMING_OPTIONS: OptionNames<TerminationTiming> = { graceMs: true, confirmMs: true };
+
+/**
+ * Refuses what the types would: an unknown option, or a time that is not a
+ * finite, non-negative number. `where` is the backend factory's name.
+ */
+export function checkTiming(where: string, timing: unknown): void {
+  checkOptionBag(where, timing, TIMING_OPTIONS);
+  for (const name of ["graceMs", "confirmMs"] as const) {
+    const value = timing[name];
+    if (value !== undefined && !isNonNegativeNumber(value)) {
+      refuseOption(where, name, "a finite, non-negative number of milliseconds", value);
+    }
+  }
+}
 
 /**
  * Polls until group `pgid` is gone. Scanning for zombies costs more than a

@@ -44,6 +44,8 @@ import type {
 import { type CheckedPath, rootOfCheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
 import { ToolError } from "../errors.ts";
 import { codeOfRuntimeError, toToolError } from "./errors.ts";
+import { checkOptionBag, refuseOption } from "../runtime/options.ts";
+import type { OptionNames } from "../runtime/options.ts";
 import {
   changedUnderfoot,
   descriptorPath,
@@ -75,6 +77,26 @@ export interface DiskFileSystemOptions {
    * one-file bundle, searches run on the calling thread.
    */
   readonly searchWorker?: URL | null;
+}
+
+const DISK_OPTIONS: OptionNames<DiskFileSystemOptions> = {
+  descriptorLink: true,
+  searchWorker: true,
+};
+
+/**
+ * Refuses what the types would: an unknown option, or a known one of the
+ * wrong type. `where` is the factory's name.
+ */
+export function checkDiskOptions(where: string, options: unknown): void {
+  checkOptionBag(where, options, DISK_OPTIONS);
+  const { descriptorLink, searchWorker } = options;
+  if (descriptorLink !== undefined && typeof descriptorLink !== "string") {
+    refuseOption(where, "descriptorLink", "a string", descriptorLink);
+  }
+  if (searchWorker !== undefined && searchWorker !== null && !(searchWorker instanceof URL)) {
+    refuseOption(where, "searchWorker", "a URL or null", searchWorker);
+  }
 }
 
 /** The routes to descriptors a backend tries, in order (see `descriptors.ts`). */

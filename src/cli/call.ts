@@ -21,7 +21,7 @@ export const EXIT = {
   ok: 0,
   /** The result is an error. */
   toolError: 1,
-  /** The command line is wrong: options, JSON, tool name, or input the schema rejects. */
+  /** The command line is wrong: options, JSON, tool name, input the schema rejects, or a permission flag the runtime lacks. */
   usage: 2,
   /** `bash`: the command timed out, as `timeout(1)` reports it. */
   timedOut: 124,
@@ -39,8 +39,11 @@ function signalled(signal: string): number | null {
   return number === undefined ? null : 128 + number;
 }
 
-/** The error codes that mean the command line was wrong rather than the call. */
-const USAGE_CODES = new Set(["invalid_input", "unknown_tool"]);
+/**
+ * The error codes that mean the command line was wrong rather than the call:
+ * the runtime's permission flags are part of it.
+ */
+const USAGE_CODES = new Set(["invalid_input", "unknown_tool", "runtime_permission_denied"]);
 
 /**
  * The exit status of a finished call: 128 + the signal's number when a

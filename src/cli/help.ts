@@ -27,7 +27,8 @@ Exit status:
   0     ok
   1     the tool's result is an error (call)
   2     usage error: an unknown command, option or tool, JSON that does not
-        parse, input the tool's schema rejects
+        parse, input the tool's schema rejects; or a permission Deno refused
+        (one line naming the --allow-… flag to add)
   130   interrupted by Ctrl-C (SIGINT); 143 by SIGTERM; 129 by SIGHUP
   call bash exits with the command's own status: see 'openwork-tools help call'.`;
 
@@ -59,7 +60,9 @@ exits with 130 (SIGTERM: 143, SIGHUP: 129).
 Exit status:
   0     the result is ok
   1     the result is an error (not_found, denied, stale_edit, …)
-  2     usage error, an unknown tool, or input the tool's schema rejects
+  2     usage error, an unknown tool, input the tool's schema rejects, or a
+        permission Deno refused (runtime_permission_denied: the error names
+        the --allow-… flag to add)
   call bash exits as its command did, as timeout(1) does:
   N     the command exited with status N
   124   the command timed out (timeout_ms)

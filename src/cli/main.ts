@@ -12,6 +12,7 @@ import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { PermissionMode } from "../contract/context.ts";
 import type { McpServerOptions } from "../mcp/server.ts";
 import { EXIT, runCallCommand } from "./call.ts";
+import { refusalLine } from "./refusal.ts";
 import { HELP, USAGE } from "./help.ts";
 import { VERSION } from "./version.ts";
 
@@ -38,6 +39,7 @@ async function toolsetFor(
     });
     return finalizeToolset({ session });
   } catch (error) {
+    if (refusalLine(error) !== null) throw error;
     throw new UsageError((error as Error).message.replace(/^createSession: /, ""));
   }
 }
@@ -107,33 +109,41 @@ async function runHttp(
   if (given === "") throw new UsageError("--token must not be empty");
   // The toolset made to check the options goes to the first session.
   let first: FinalizedToolset | undefined = toolset;
-  const served = await serveHttp(async () => {
-    const made = first ?? await toolsetFor(values);
-    first = undefined;
-    return made;
-  }, {
-    ...listen,
-    ...decided,
-    token: given,
-    name: "openwork-tools",
-    version: VERSION,
-  });
-  process.stderr.write(`openwork-tools: MCP over HTTP at ${served.url}\n`);
-  if (given === undefined) {
-    process.stderr.write(`openwork-tools: bearer token ${served.token}\n`);
+  // Listened for before the address is announced: whoever reads it may stop the server at once.
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  try {
+    const served = await serveHttp(async () => {
+      const made = first ?? await toolsetFor(values);
+      first = undefined;
+      return made;
+    }, {
+      ...listen,
+      ...decided,
+      token: given,
+      name: "openwork-tools",
+      version: VERSION,
+    });
+    process.stderr.write(`openwork-tools: MCP over HTTP at ${served.url}\n`);
+    if (given === undefined) {
+      process.stderr.write(`openwork-tools: bearer token ${served.token}\n`);
+    }
+    await stopped;
+    await served.close();
+  } finally {
+    process.off("SIGTERM", stop);
+    process.off("SIGINT", stop);
   }
-  await new Promise<void>((resolve) => {
-    process.once("SIGTERM", resolve);
-    process.once("SIGINT", resolve);
-  });
-  await served.close();
   await first?.session.processes.shutdown();
   return 0;
 }
 
 /**
  * Runs the CLI with `args` (without the program name) and resolves the exit
- * code. Usage errors print one line to stderr and give 2.
+ * code. Usage errors, and permissions the runtime refuses (see
+ * `refusal.ts`), print one line to stderr and give 2.
  */
 export async function main(args: readonly string[]): Promise<number> {
   const [command, ...rest] = args;
@@ -271,6 +281,11 @@ export async function main(args: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`openwork-tools: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    const refused = refusalLine(error);
+    if (refused !== null) {
+      process.stderr.write(`${refused}\n`);
       return EXIT.usage;
     }
     throw error;

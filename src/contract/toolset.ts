@@ -19,6 +19,7 @@ import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
 import { describeEffects } from "./effects.ts";
 import { annotationsFor } from "./annotations.ts";
 import { anySignal } from "../runtime/signals.ts";
+import { callRequestProblem } from "./call_request.ts";
 import type { ToolAnnotations } from "./annotations.ts";
 
 /** What a model is told about one tool, and what a host may show of it. */
@@ -249,19 +250,30 @@ function hiddenByMode(session: ToolSessionContext, tool: AnyTool): boolean {
   return session.permissions.mode === "plan" && tool.risk === "write";
 }
 
+/** The longest a timer waits: runtimes cut a longer delay to 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * The call's own signal: the turn's, and the deadline's. The deadline timer
  * is a plain (referenced) timer, cleared by `done`: Node's AbortSignal.timeout
  * is unreferenced and would let a process exit with the call still pending.
+ * A deadline further off than a timer can wait is reached in steps.
  */
 function callSignal(options: CallOptions): { signal: AbortSignal; done: () => void } {
   const turn = options.signal ?? new AbortController().signal;
-  if (options.deadline === undefined) return { signal: turn, done: () => {} };
+  const at = options.deadline;
+  if (at === undefined) return { signal: turn, done: () => {} };
   const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new DOMException("The call's deadline passed.", "TimeoutError")),
-    Math.max(0, options.deadline - Date.now()),
-  );
+  let timer: ReturnType<typeof setTimeout>;
+  const wait = () => {
+    const left = at - Date.now();
+    timer = left <= 0
+      ? setTimeout(() =>
+        deadline.abort(new DOMException("The call's deadline passed.", "TimeoutError"))
+      )
+      : setTimeout(wait, Math.min(left, MAX_TIMER_MS));
+  };
+  wait();
   const { signal, release } = anySignal([turn, deadline.signal]);
   return {
     signal,
@@ -345,6 +357,18 @@ export function buildToolset<Tools extends AnyTool>(
   }
 
   function execute(prepared: PreparedCall, options: CallOptions): Promise<ToolResult> {
+    const problem = callRequestProblem(options, "execute");
+    if (problem !== null) {
+      const given = (options ?? {}) as Partial<CallOptions>;
+      const callId = typeof given.callId === "string" ? given.callId : "";
+      const known = issued.has(prepared);
+      const base = {
+        callId,
+        toolId: known ? prepared.toolId : "",
+        name: known ? prepared.name : "",
+      };
+      return Promise.resolve(failedResult(base, problem));
+    }
     const base = { callId: options.callId, toolId: prepared.toolId, name: prepared.name };
     if (!issued.has(prepared)) {
       const message = "execute() takes only a PreparedCall made by this toolset's prepare().";
@@ -371,6 +395,13 @@ export function buildToolset<Tools extends AnyTool>(
   }
 
   async function call(request: CallRequest): Promise<ToolResult> {
+    const problem = callRequestProblem(request, "call");
+    if (problem !== null) {
+      const given = (request ?? {}) as Partial<CallRequest>;
+      const name = typeof given.name === "string" ? given.name : "";
+      const callId = typeof given.callId === "string" ? given.callId : "";
+      return failedResult({ callId, toolId: dispatch.get(name)?.id ?? "", name }, problem);
+    }
     const prepared = await prepare(request.name, request.input);
     if (prepared.ok) {
       const verdict = policy(session.permissions, prepared.effects);

@@ -6,7 +6,7 @@
  * @module
  */
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
-import { descriptorRoutes, realFileSystem } from "../real_filesystem.ts";
+import { checkDiskOptions, descriptorRoutes, realFileSystem } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { hostGitExcludes } from "../host_text.ts";
@@ -22,6 +22,7 @@ import { kindOf } from "./entry_kind.ts";
  * ```
  */
 export function createDenoFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
+  checkDiskOptions("createDenoFileSystem", options);
   const routes = descriptorRoutes(options);
   const real = realFileSystem({
     routes,

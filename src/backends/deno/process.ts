@@ -21,7 +21,7 @@ import {
   procfsGroupProbe,
 } from "../local_process_groups.ts";
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
-import { OwnedGroups, ownedHandle } from "../process_group.ts";
+import { checkTiming, OwnedGroups, ownedHandle } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
 
 const direct: DirectSignaller = (target, signal) => {
@@ -60,6 +60,7 @@ const table: ProcessTable = localProcessTable(direct, bash);
  * ```
  */
 export function createDenoProcessBackend(timing: TerminationTiming = {}): ProcessBackend {
+  checkTiming("createDenoProcessBackend", timing);
   const owned = new OwnedGroups();
   return {
     get owned() {

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
-import { descriptorRoutes, kindOf, realFileSystem } from "../real_filesystem.ts";
+import { checkDiskOptions, descriptorRoutes, kindOf, realFileSystem } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { isDeno, moduleBeside } from "../../runtime/checks.ts";
@@ -26,6 +26,7 @@ import { hostGitExcludes } from "../host_text.ts";
  * ```
  */
 export function createNodeFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
+  checkDiskOptions("createNodeFileSystem", options);
   const routes = descriptorRoutes(options);
   const real = realFileSystem({
     routes,

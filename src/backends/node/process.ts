@@ -27,7 +27,7 @@ import {
   procfsGroupProbe,
 } from "../local_process_groups.ts";
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
-import { OwnedGroups, ownedHandle } from "../process_group.ts";
+import { checkTiming, OwnedGroups, ownedHandle } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
 import { discardFd, FifoPool } from "./fifo.ts";
 import { isDeno } from "../../runtime/checks.ts";
@@ -187,6 +187,7 @@ function streamOutput(pipe: Readable): ProcessOutput {
  * ```
  */
 export function createNodeProcessBackend(timing: TerminationTiming = {}): ProcessBackend {
+  checkTiming("createNodeProcessBackend", timing);
   const owned = new OwnedGroups();
   return {
     get owned() {
