@@ -12,7 +12,7 @@ import type { ProgressSink, ToolResult } from "./result.ts";
 import type { JsonSchemaObject } from "./schema.ts";
 import type { AnyTool, Tool } from "./tool.ts";
 import { deepFreeze } from "./tool.ts";
-import { failedResult, parseInput, runTool } from "./registry.ts";
+import { failedResult, parseInput, runTool } from "./run.ts";
 import type { ToolRegistry } from "./registry.ts";
 import { toToolError } from "../backends/errors.ts";
 import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
