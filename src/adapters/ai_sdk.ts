@@ -16,7 +16,7 @@ import { toPassThroughSchema } from "../contract/converters.ts";
 import type { JsonSchemaRequest, PassThroughSchema } from "../contract/converters.ts";
 import { decide } from "../permissions/policy.ts";
 import { anySignal } from "../runtime/signals.ts";
-import { approvedBefore, asksApproval, CallIds } from "./shared.ts";
+import { approvedBefore, asksApproval, CallIds, questionFor } from "./shared.ts";
 
 /** How the SDK asks a tool's schema for its JSON Schema. */
 export type AISDKJsonSchemaOptions = JsonSchemaRequest;
@@ -220,4 +220,42 @@ export function toAISDKTools(
     };
   }
   return tools;
+}
+
+/** A `tool-approval-request` of the SDK, as far as its question needs it. */
+export interface AISDKApprovalRequest {
+  /** The call the request holds. */
+  readonly toolCall: {
+    /** The tool's name. */
+    readonly toolName: string;
+    /** The call's input, as the model sent it. */
+    readonly input: unknown;
+  };
+}
+
+/**
+ * The question to show the person for a `tool-approval-request`: every
+ * effect of the call in full, with control and invisible characters escaped
+ * and the length of a long command stated (the toolset's `approvalQuestion`).
+ * Show it instead of the raw input, which the model wrote and which may
+ * hold text that rewrites or hides itself on a terminal or a page.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { describeApprovalRequest } from "@openwork/tools/ai-sdk";
+ *
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const request = { toolCall: { toolName: "bash", input: { command: "make\u001b[8m" } } };
+ * console.log(await describeApprovalRequest(toolset, request));
+ * // Allow bash: run `make\u{1b}[8m`? (bash.not_proven_read_only)
+ * ```
+ */
+export function describeApprovalRequest(
+  toolset: FinalizedToolset,
+  request: AISDKApprovalRequest,
+  options: { readonly policy?: Policy } = {},
+): Promise<string> {
+  const { toolName, input } = request.toolCall;
+  return questionFor(toolset, options.policy ?? decide, toolName, input);
 }

@@ -15,7 +15,8 @@ import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import { toStrictJsonSchema } from "../contract/strict_schema.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore, asksApproval, CallIds } from "./shared.ts";
+import { visibleText } from "../contract/visible_text.ts";
+import { approvedBefore, asksApproval, CallIds, questionFor } from "./shared.ts";
 
 /** A tool's parameters in strict mode: every field required, optional ones nullable. */
 export interface OpenAIAgentsParameters {
@@ -137,4 +138,46 @@ export function toOpenAIAgentsTools(
       },
     }) as OpenAIAgentsTool;
   });
+}
+
+/** An interruption of the SDK (a `RunToolApprovalItem`), as far as its question needs it. */
+export interface OpenAIAgentsApprovalItem {
+  /** The tool's name. */
+  readonly name?: string | undefined;
+  /** The call's arguments, the JSON text the model sent. */
+  readonly arguments?: string | undefined;
+}
+
+/**
+ * The question to show the person for one of `result.interruptions`: every
+ * effect of the call in full, with control and invisible characters escaped
+ * and the length of a long command stated (the toolset's `approvalQuestion`).
+ * Show it instead of the raw arguments, which the model wrote and which may
+ * hold text that rewrites or hides itself on a terminal or a page.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { describeInterruption } from "@openwork/tools/openai-agents";
+ *
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const item = { name: "bash", arguments: JSON.stringify({ command: "make\u001b[8m" }) };
+ * console.log(await describeInterruption(toolset, item));
+ * // Allow bash: run `make\u{1b}[8m`? (bash.not_proven_read_only)
+ * ```
+ */
+export function describeInterruption(
+  toolset: FinalizedToolset,
+  item: OpenAIAgentsApprovalItem,
+  options: { readonly policy?: Policy } = {},
+): Promise<string> {
+  let input: unknown;
+  try {
+    input = JSON.parse(item.arguments ?? "{}");
+  } catch {
+    return Promise.resolve(
+      `${visibleText(item.name ?? "")}: nothing to approve; the call's arguments are not JSON.`,
+    );
+  }
+  return questionFor(toolset, options.policy ?? decide, item.name ?? "", input);
 }

@@ -1,13 +1,16 @@
 /**
  * What the framework adapters share: whether a call waits for the
  * framework's approval flow, the approval of a call that flow already
- * approved, and a record of the calls that flow did or did not ask about.
+ * approved, a record of the calls that flow did or did not ask about, and
+ * the question for a call the framework holds for approval.
  *
  * @module
  */
 import type { PermissionProfile } from "../contract/context.ts";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
+import { approvalQuestion } from "../contract/approval_question.ts";
+import { visibleText } from "../contract/visible_text.ts";
 
 /** Most call ids a {@link CallIds} holds; the oldest goes first beyond it. */
 const CALL_IDS_LIMIT = 4096;
@@ -79,4 +82,23 @@ export async function asksApproval(
   const prepared = await toolset.prepare(name, input);
   return prepared.ok &&
     policy(toolset.session.permissions, prepared.effects).decision === "ask";
+}
+
+/**
+ * The question to show the person for the call `name(input)` a framework
+ * holds for approval: {@link approvalQuestion} of the prepared call and
+ * `policy`'s verdict, or, for a call that cannot run, a line saying so.
+ */
+export async function questionFor(
+  toolset: FinalizedToolset,
+  policy: Policy,
+  name: string,
+  input: unknown,
+): Promise<string> {
+  const prepared = await toolset.prepare(name, input);
+  if (!prepared.ok) {
+    return `${visibleText(name)}: nothing to approve; the call cannot run ` +
+      `(${visibleText(prepared.error.message)}).`;
+  }
+  return approvalQuestion(prepared, policy(toolset.session.permissions, prepared.effects));
 }
