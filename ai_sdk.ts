@@ -3,10 +3,10 @@
  * `toAISDKTools(toolset)` gives a `ToolSet` for `generateText`, `streamText`
  * or an `Agent`. A call the policy asks for pauses as the SDK's
  * `tool-approval-request`, which `describeApprovalRequest` turns into the
- * question to show the person (the call's effects in full, escaped); the
- * SDK's abort signal stops a running command's whole process group; bash
- * output streams as preliminary results; the model sees exactly each
- * result's `output`.
+ * question to show the person (the call's effects in full, escaped), and the
+ * approval runs only the input it was asked about; the SDK's abort signal
+ * stops a running command's whole process group; bash output streams as
+ * preliminary results; the model sees exactly each result's `output`.
  *
  * @example
  * ```ts

@@ -4,9 +4,10 @@
  * an `Agent`. A call the policy asks for interrupts the run
  * (`result.interruptions`); the host shows the person `describeInterruption`
  * of each (the call's effects in full, escaped), answers with
- * `result.state.approve()` or `reject()` and runs the state again. The
- * run's abort signal stops a running command's whole process group; the
- * model sees exactly each result's `output`.
+ * `result.state.approve()` or `reject()` and runs the state again; an
+ * approval runs only the input it was asked about. The run's abort signal
+ * stops a running command's whole process group; the model sees exactly
+ * each result's `output`.
  *
  * @example
  * ```ts

@@ -16,7 +16,14 @@ import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import { toStrictJsonSchema } from "../contract/strict_schema.ts";
 import { decide } from "../permissions/policy.ts";
 import { visibleText } from "../contract/visible_text.ts";
-import { approvedBefore, asksApproval, CallIds, questionFor } from "./shared.ts";
+import {
+  approvedBefore,
+  AskedCalls,
+  asksApproval,
+  CallIds,
+  callKey,
+  questionFor,
+} from "./shared.ts";
 
 /** A tool's parameters in strict mode: every field required, optional ones nullable. */
 export interface OpenAIAgentsParameters {
@@ -106,6 +113,16 @@ export function toOpenAIAgentsTools(
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
   const unasked = new CallIds();
+  // The inputs asked about, per run (its context object, kept across an approval's resume):
+  // an approval runs only the input the person was shown under its call id.
+  const askedByRun = new WeakMap<object, AskedCalls>();
+  const noContext = new AskedCalls();
+  const askedIn = (context: unknown): AskedCalls => {
+    if (context === null || typeof context !== "object") return noContext;
+    let asked = askedByRun.get(context);
+    if (asked === undefined) askedByRun.set(context, asked = new AskedCalls());
+    return asked;
+  };
   return toolset.definitions.map((definition): OpenAIAgentsTool => {
     const { name } = definition;
     const parameters = toStrictJsonSchema(definition.inputSchema) as OpenAIAgentsParameters;
@@ -115,14 +132,18 @@ export function toOpenAIAgentsTools(
       description: definition.description,
       parameters,
       strict: true,
-      needsApproval: options.approve !== undefined ? false : async (_context, input, callId) => {
+      needsApproval: options.approve !== undefined ? false : async (context, input, callId) => {
         const asks = await asksApproval(toolset, policy, name, input);
         if (!asks && callId !== undefined) unasked.add(callId);
+        if (asks && callId !== undefined) askedIn(context).ask(callId, callKey(name, input));
         return asks;
       },
-      execute: async (input, _context, details) => {
+      execute: async (input, context, details) => {
         const callId = callIdOf(details);
         const signal = signalOf(details);
+        // A call the check never asked about here (a run resumed from saved state) is approved
+        // as the SDK resumes it; one asked about runs only with the input asked about.
+        const binding = askedIn(context).take(callId, callKey(name, input));
         const result = await toolset.call({
           name,
           input,
@@ -131,7 +152,13 @@ export function toOpenAIAgentsTools(
           ...(options.onProgress === undefined
             ? {}
             : { progress: (event: ToolProgress) => options.onProgress!(event, callId) }),
-          approve: options.approve ?? approvedBefore(policy, permissions, unasked.take(callId)),
+          approve: options.approve ??
+            approvedBefore(
+              policy,
+              permissions,
+              unasked.take(callId),
+              "refused" in binding ? binding.refused : undefined,
+            ),
         });
         options.onResult?.(result);
         return result.output;
