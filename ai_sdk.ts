@@ -2,9 +2,11 @@
  * The tools for the Vercel AI SDK (`ai`, an optional peer dependency):
  * `toAISDKTools(toolset)` gives a `ToolSet` for `generateText`, `streamText`
  * or an `Agent`. A call the policy asks for pauses as the SDK's
- * `tool-approval-request`; the SDK's abort signal stops a running command's
- * whole process group; bash output streams as preliminary results; the model
- * sees exactly each result's `output`.
+ * `tool-approval-request`, which `describeApprovalRequest` turns into the
+ * question to show the person (the call's effects in full, escaped), and the
+ * approval runs only the input it was asked about; the SDK's abort signal
+ * stops a running command's whole process group; bash output streams as
+ * preliminary results; the model sees exactly each result's `output`.
  *
  * @example
  * ```ts
@@ -19,8 +21,9 @@
  *
  * @module
  */
-export { toAISDKTools } from "./src/adapters/ai_sdk.ts";
+export { describeApprovalRequest, toAISDKTools } from "./src/adapters/ai_sdk.ts";
 export type {
+  AISDKApprovalRequest,
   AISDKExecutionOptions,
   AISDKInputSchema,
   AISDKJsonSchemaOptions,

@@ -64,6 +64,8 @@ export type {
   ToolSessionContext,
 } from "./src/contract/context.ts";
 export type { CommandClassification, ToolEffect, ToolRisk } from "./src/contract/effects.ts";
+export { approvalQuestion, LONG_EFFECT_CHARS } from "./src/contract/approval_question.ts";
+export { visibleText } from "./src/contract/visible_text.ts";
 export { ERROR_CODES, isToolError, ToolError } from "./src/errors.ts";
 export type { ErrorCode, ToolErrorInfo } from "./src/errors.ts";
 export type {

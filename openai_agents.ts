@@ -2,9 +2,12 @@
  * The tools for the OpenAI Agents SDK (`@openai/agents`, an optional peer
  * dependency): `toOpenAIAgentsTools(toolset)` gives strict function tools for
  * an `Agent`. A call the policy asks for interrupts the run
- * (`result.interruptions`); the host answers with `result.state.approve()` or
- * `reject()` and runs the state again. The run's abort signal stops a running
- * command's whole process group; the model sees exactly each result's `output`.
+ * (`result.interruptions`); the host shows the person `describeInterruption`
+ * of each (the call's effects in full, escaped), answers with
+ * `result.state.approve()` or `reject()` and runs the state again; an
+ * approval runs only the input it was asked about. The run's abort signal
+ * stops a running command's whole process group; the model sees exactly
+ * each result's `output`.
  *
  * @example
  * ```ts
@@ -19,8 +22,9 @@
  *
  * @module
  */
-export { toOpenAIAgentsTools } from "./src/adapters/openai_agents.ts";
+export { describeInterruption, toOpenAIAgentsTools } from "./src/adapters/openai_agents.ts";
 export type {
+  OpenAIAgentsApprovalItem,
   OpenAIAgentsParameters,
   OpenAIAgentsTool,
   OpenAIAgentsToolsOptions,

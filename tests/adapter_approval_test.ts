@@ -1,25 +1,28 @@
 /**
  * The adapters' approval under a changing file system: a call the
  * framework's approval check let through unasked (its effects then asked for
- * nothing) is refused, not approved, when its effects ask once it runs. And
- * a call whose progress nobody reads any more is cancelled, not left running.
+ * nothing) is refused, not approved, when its effects ask once it runs. An
+ * approval runs only the input it was asked about: two calls sharing an id
+ * with different inputs are both refused. And a call whose progress nobody
+ * reads any more is cancelled, not left running.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { generateText, stepCountIs } from "ai";
+import { generateText, type ModelMessage, stepCountIs } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import {
   Agent,
   type Model,
   type ModelRequest,
   type ModelResponse,
+  RunContext,
   Runner,
   type StreamEvent,
   Usage,
 } from "@openai/agents";
-import { type AISDKTool, toAISDKTools } from "../ai_sdk.ts";
+import { type AISDKTool, describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
 import { type OpenAIAgentsTool, toOpenAIAgentsTools } from "../openai_agents.ts";
 import { alive, diskToolset, pidFrom, sleeperCommand, until } from "./adapter_fixtures.ts";
 
@@ -199,6 +202,155 @@ test("ai-sdk: a host's toolApproval that skips the tools' own check runs no ask 
       .map((part) => part.output);
     assert.equal(outputs[0]?.type, "error-text");
     assert.match(outputs[0]!.value, /^Error \(denied\): .*not shown to the person/s);
+  } finally {
+    await cleanup();
+  }
+});
+
+/** Two bash calls in one response that share the id `dup`. */
+const SHARED_ID = [
+  { id: "dup", command: "touch first" },
+  { id: "dup", command: "touch second" },
+];
+
+test("ai-sdk: two calls sharing an id with different inputs are both refused, though the person approved the one shown", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const tools = toAISDKTools(toolset);
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        {
+          content: SHARED_ID.map(({ id, command }) => ({
+            type: "tool-call" as const,
+            toolCallId: id,
+            toolName: "bash",
+            input: JSON.stringify({ command }),
+          })),
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage,
+          warnings: [],
+        },
+        {
+          content: [{ type: "text", text: "done" }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage,
+          warnings: [],
+        },
+      ],
+    });
+    const first = await generateText({ model, tools, prompt: "Touch" });
+    const requests = first.content.filter((part) => part.type === "tool-approval-request");
+    // The SDK keys approvals by id: one request, for the second input; the person approves it.
+    assert.equal(requests.length, 1);
+    assert.match(await describeApprovalRequest(toolset, requests[0]), /run `touch second`/);
+    const messages: ModelMessage[] = [
+      { role: "user", content: "Touch" },
+      ...first.response.messages,
+      {
+        role: "tool",
+        content: [{
+          type: "tool-approval-response",
+          approvalId: requests[0].approvalId,
+          approved: true,
+        }],
+      },
+    ];
+    await generateText({ model, tools, messages });
+    assert.deepEqual(await readdir(root), [], "neither command ran");
+    const outputs = model.doGenerateCalls[1].prompt.filter((m) => m.role === "tool")
+      .flatMap((m) => m.content as { type: string; output?: { type: string; value: string } }[])
+      .flatMap((part) => part.output === undefined ? [] : [part.output]);
+    assert.ok(outputs.length > 0);
+    for (const output of outputs) {
+      assert.equal(output.type, "error-text");
+      assert.match(output.value, /^Error \(denied\): Several calls with different inputs share/);
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
+test("ai-sdk: a call whose input is not the one its approval was asked about is refused", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const { bash } = toAISDKTools(toolset);
+    const asked = await bash.needsApproval!({ command: "touch shown" }, { toolCallId: "call-1" });
+    assert.equal(asked, true);
+    let result: unknown;
+    for await (const output of bash.execute({ command: "touch other" }, { toolCallId: "call-1" })) {
+      result = output;
+    }
+    const { ok, output } = result as { ok: boolean; output: string };
+    assert.equal(ok, false);
+    assert.match(
+      output,
+      /^Error \(denied\): This call's input is not the one the person was asked/,
+    );
+    assert.deepEqual(await readdir(root), []);
+  } finally {
+    await cleanup();
+  }
+});
+
+/** A model whose first response calls bash twice under the id `dup`. */
+class SharedIdModel implements Model {
+  private turn = 0;
+  getResponse(_request: ModelRequest): Promise<ModelResponse> {
+    this.turn++;
+    return Promise.resolve({
+      usage: new Usage(),
+      output: this.turn === 1
+        ? SHARED_ID.map(({ id, command }) => ({
+          type: "function_call" as const,
+          callId: id,
+          name: "bash",
+          arguments: JSON.stringify({ command }),
+          status: "completed" as const,
+        }))
+        : [{
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "done" }],
+        }],
+    });
+  }
+  // deno-lint-ignore require-yield
+  async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
+    throw new Error("not streamed");
+  }
+}
+
+test("openai-agents: two calls sharing an id with different inputs never run, through the SDK's run or through the tools alone", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    // Through the SDK, driven by a model: the run refuses the response, naming the shared id.
+    const agent = new Agent({
+      name: "coder",
+      tools: toOpenAIAgentsTools(toolset),
+      model: new SharedIdModel(),
+    });
+    await assert.rejects(new Runner().run(agent, "Touch"), /Tool call ID dup/);
+    assert.deepEqual(await readdir(root), []);
+
+    // The tools alone, as a host or an SDK that lets both through calls them: both refused.
+    const results: { ok: boolean; output: string }[] = [];
+    const bash = toOpenAIAgentsTools(toolset, { onResult: (r) => results.push(r) })
+      .find((tool) => tool.name === "bash")!;
+    const context = new RunContext();
+    for (const { id, command } of SHARED_ID) {
+      assert.equal(await bash.needsApproval(context, { command }, id), true);
+    }
+    for (const { id, command } of SHARED_ID) {
+      const toolCall = { type: "function_call", callId: id, name: "bash", arguments: "" };
+      await bash.invoke(context, JSON.stringify({ command }), { toolCall });
+    }
+    assert.deepEqual(await readdir(root), [], "neither command ran");
+    assert.equal(results.length, 2);
+    for (const result of results) {
+      assert.equal(result.ok, false);
+      assert.match(result.output, /^Error \(denied\): Several calls with different inputs share/);
+    }
   } finally {
     await cleanup();
   }

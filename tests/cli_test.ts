@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
-import { sh, tempDir, underDeno } from "./helpers.ts";
+import { FORGED_CARD, FORGED_CARD_SHOWN, sh, tempDir, underDeno } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
 interface Run {
@@ -390,6 +390,61 @@ function runInTerminal(
     child.on("close", (code) => resolve({ code, output }));
   });
 }
+
+test("CLI: at a terminal, the approval question shows the command with its control, bidi and invisible characters escaped, and yes runs exactly that command", async (t) => {
+  if (!(await hasScript())) return t.skip("needs util-linux script for a terminal");
+  const dir = await tempDir();
+  try {
+    const asked = "(bash.not_proven_read_only) [y/N] ";
+    const answer = (typed: string) => {
+      let done = false;
+      return (output: string) => {
+        if (done || !output.includes(asked)) return null;
+        done = true;
+        return typed;
+      };
+    };
+    const call = ["call", "bash", JSON.stringify({ command: FORGED_CARD })];
+    const approved = await runInTerminal(call, dir.path, answer("y\r"));
+    assert.equal(approved.code, 0, approved.output);
+    const question = approved.output.slice(0, approved.output.indexOf(asked) + asked.length);
+    assert.ok(
+      question.includes(`Allow bash: run \`${FORGED_CARD_SHOWN}\`? ${asked}`),
+      JSON.stringify(question),
+    );
+    for (
+      const raw of ["\u001b[2K", "\u001b[8m", "\rAllow", "\u202e", "\u2066", "\u200b", "\u2028"]
+    ) {
+      assert.ok(!approved.output.includes(raw), `${JSON.stringify(raw)} reached the terminal`);
+    }
+    // What ran is the command as written: both lines, the reversed name included.
+    assert.equal(await readFile(`${dir.path}/pwned`, "utf8"), "");
+    assert.equal(await readFile(`${dir.path}/b\u202eidi`, "utf8"), "");
+
+    // A long command is shown whole on a line of its own; the question names its length.
+    const long = `true ${"x".repeat(300)} \u001b[8m; touch hidden`;
+    const declined = await runInTerminal(
+      ["call", "bash", JSON.stringify({ command: long })],
+      dir.path,
+      answer("n\r"),
+    );
+    assert.equal(declined.code, 125, declined.output);
+    assert.match(
+      declined.output,
+      new RegExp(
+        "bash: run this command \\(324 characters, shown in full on the next line\\):\\r?\\n" +
+          `true x{300} \\\\u\\{1b\\}\\[8m; touch hidden\\r?\\n` +
+          // The line editor's own cursor moves may open the line it asks on.
+          "(?:\\u001b\\[\\d*[GJ])*Allow bash: run the command above \\(324 characters\\)\\? " +
+          "\\(bash\\.not_proven_read_only\\) \\[y/N\\]",
+      ),
+    );
+    assert.ok(!declined.output.includes("\u001b[8m"));
+    assert.equal(await readFile(`${dir.path}/hidden`, "utf8").catch(() => null), null);
+  } finally {
+    await dir.cleanup();
+  }
+});
 
 test("CLI: at a terminal, an ask is a y/N question; Ctrl-C at the question cancels and exits 130; no runtime permission prompt appears", async (t) => {
   if (!(await hasScript())) return t.skip("needs util-linux script for a terminal");

@@ -16,7 +16,7 @@ import { toPassThroughSchema } from "../contract/converters.ts";
 import type { JsonSchemaRequest, PassThroughSchema } from "../contract/converters.ts";
 import { decide } from "../permissions/policy.ts";
 import { anySignal } from "../runtime/signals.ts";
-import { approvedBefore, asksApproval, CallIds } from "./shared.ts";
+import { approvedBefore, AskedCalls, asksApproval, callKey, questionFor } from "./shared.ts";
 
 /** How the SDK asks a tool's schema for its JSON Schema. */
 export type AISDKJsonSchemaOptions = JsonSchemaRequest;
@@ -181,10 +181,12 @@ export function toAISDKTools(
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
   const tools: AISDKToolSet = {};
-  // The calls whose needsApproval asked. Only those run an `ask` verdict: the SDK consults
-  // needsApproval again when it resumes an approved call, and skips it altogether under a
-  // host's own toolApproval function, whose calls must not run unasked.
-  const asked = new CallIds();
+  // The calls whose needsApproval asked, with their inputs. Only those run an `ask` verdict,
+  // and only with the input asked about: the SDK consults needsApproval again when it resumes
+  // an approved call, skips it altogether under a host's own toolApproval function (whose
+  // calls must not run unasked), and keys approvals by call id, so of two calls sharing an id
+  // it may show the person one and run the other.
+  const asked = new AskedCalls();
   for (const definition of toolset.definitions) {
     const { name } = definition;
     const needsApproval = async (
@@ -192,8 +194,14 @@ export function toAISDKTools(
       { toolCallId }: { readonly toolCallId: string },
     ): Promise<boolean> => {
       const asks = await asksApproval(toolset, policy, name, input);
-      if (asks) asked.add(toolCallId);
+      if (asks) asked.ask(toolCallId, callKey(name, input));
       return asks;
+    };
+    const approvedBySDK = (input: unknown, toolCallId: string) => {
+      const binding = asked.take(toolCallId, callKey(name, input));
+      return "refused" in binding
+        ? approvedBefore(policy, permissions, true, binding.refused)
+        : approvedBefore(policy, permissions, !binding.asked);
     };
     tools[name] = {
       description: definition.description,
@@ -210,8 +218,7 @@ export function toAISDKTools(
               options.onProgress?.(event, toolCallId);
               progress(event);
             },
-            approve: options.approve ??
-              approvedBefore(policy, permissions, !asked.take(toolCallId)),
+            approve: options.approve ?? approvedBySDK(input, toolCallId),
           }), abortSignal),
       toModelOutput: ({ output }) => ({
         type: "ok" in output && !output.ok ? "error-text" : "text",
@@ -220,4 +227,42 @@ export function toAISDKTools(
     };
   }
   return tools;
+}
+
+/** A `tool-approval-request` of the SDK, as far as its question needs it. */
+export interface AISDKApprovalRequest {
+  /** The call the request holds. */
+  readonly toolCall: {
+    /** The tool's name. */
+    readonly toolName: string;
+    /** The call's input, as the model sent it. */
+    readonly input: unknown;
+  };
+}
+
+/**
+ * The question to show the person for a `tool-approval-request`: every
+ * effect of the call in full, with control and invisible characters escaped
+ * and the length of a long command stated (the toolset's `approvalQuestion`).
+ * Show it instead of the raw input, which the model wrote and which may
+ * hold text that rewrites or hides itself on a terminal or a page.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { describeApprovalRequest } from "@openwork/tools/ai-sdk";
+ *
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const request = { toolCall: { toolName: "bash", input: { command: "make\u001b[8m" } } };
+ * console.log(await describeApprovalRequest(toolset, request));
+ * // Allow bash: run `make\u{1b}[8m`? (bash.not_proven_read_only)
+ * ```
+ */
+export function describeApprovalRequest(
+  toolset: FinalizedToolset,
+  request: AISDKApprovalRequest,
+  options: { readonly policy?: Policy } = {},
+): Promise<string> {
+  const { toolName, input } = request.toolCall;
+  return questionFor(toolset, options.policy ?? decide, toolName, input);
 }

@@ -15,7 +15,15 @@ import type { ApprovalAnswer, Policy } from "../contract/policy.ts";
 import type { ToolProgress, ToolResult } from "../contract/result.ts";
 import { toStrictJsonSchema } from "../contract/strict_schema.ts";
 import { decide } from "../permissions/policy.ts";
-import { approvedBefore, asksApproval, CallIds } from "./shared.ts";
+import { visibleText } from "../contract/visible_text.ts";
+import {
+  approvedBefore,
+  AskedCalls,
+  asksApproval,
+  CallIds,
+  callKey,
+  questionFor,
+} from "./shared.ts";
 
 /** A tool's parameters in strict mode: every field required, optional ones nullable. */
 export interface OpenAIAgentsParameters {
@@ -105,6 +113,16 @@ export function toOpenAIAgentsTools(
   const policy = options.policy ?? decide;
   const { permissions } = toolset.session;
   const unasked = new CallIds();
+  // The inputs asked about, per run (its context object, kept across an approval's resume):
+  // an approval runs only the input the person was shown under its call id.
+  const askedByRun = new WeakMap<object, AskedCalls>();
+  const noContext = new AskedCalls();
+  const askedIn = (context: unknown): AskedCalls => {
+    if (context === null || typeof context !== "object") return noContext;
+    let asked = askedByRun.get(context);
+    if (asked === undefined) askedByRun.set(context, asked = new AskedCalls());
+    return asked;
+  };
   return toolset.definitions.map((definition): OpenAIAgentsTool => {
     const { name } = definition;
     const parameters = toStrictJsonSchema(definition.inputSchema) as OpenAIAgentsParameters;
@@ -114,14 +132,18 @@ export function toOpenAIAgentsTools(
       description: definition.description,
       parameters,
       strict: true,
-      needsApproval: options.approve !== undefined ? false : async (_context, input, callId) => {
+      needsApproval: options.approve !== undefined ? false : async (context, input, callId) => {
         const asks = await asksApproval(toolset, policy, name, input);
         if (!asks && callId !== undefined) unasked.add(callId);
+        if (asks && callId !== undefined) askedIn(context).ask(callId, callKey(name, input));
         return asks;
       },
-      execute: async (input, _context, details) => {
+      execute: async (input, context, details) => {
         const callId = callIdOf(details);
         const signal = signalOf(details);
+        // A call the check never asked about here (a run resumed from saved state) is approved
+        // as the SDK resumes it; one asked about runs only with the input asked about.
+        const binding = askedIn(context).take(callId, callKey(name, input));
         const result = await toolset.call({
           name,
           input,
@@ -130,11 +152,59 @@ export function toOpenAIAgentsTools(
           ...(options.onProgress === undefined
             ? {}
             : { progress: (event: ToolProgress) => options.onProgress!(event, callId) }),
-          approve: options.approve ?? approvedBefore(policy, permissions, unasked.take(callId)),
+          approve: options.approve ??
+            approvedBefore(
+              policy,
+              permissions,
+              unasked.take(callId),
+              "refused" in binding ? binding.refused : undefined,
+            ),
         });
         options.onResult?.(result);
         return result.output;
       },
     }) as OpenAIAgentsTool;
   });
+}
+
+/** An interruption of the SDK (a `RunToolApprovalItem`), as far as its question needs it. */
+export interface OpenAIAgentsApprovalItem {
+  /** The tool's name. */
+  readonly name?: string | undefined;
+  /** The call's arguments, the JSON text the model sent. */
+  readonly arguments?: string | undefined;
+}
+
+/**
+ * The question to show the person for one of `result.interruptions`: every
+ * effect of the call in full, with control and invisible characters escaped
+ * and the length of a long command stated (the toolset's `approvalQuestion`).
+ * Show it instead of the raw arguments, which the model wrote and which may
+ * hold text that rewrites or hides itself on a terminal or a page.
+ *
+ * @example
+ * ```ts
+ * import { createSession, finalizeToolset } from "@openwork/tools";
+ * import { describeInterruption } from "@openwork/tools/openai-agents";
+ *
+ * const toolset = finalizeToolset({ session: await createSession({ workingDirectory: Deno.cwd() }) });
+ * const item = { name: "bash", arguments: JSON.stringify({ command: "make\u001b[8m" }) };
+ * console.log(await describeInterruption(toolset, item));
+ * // Allow bash: run `make\u{1b}[8m`? (bash.not_proven_read_only)
+ * ```
+ */
+export function describeInterruption(
+  toolset: FinalizedToolset,
+  item: OpenAIAgentsApprovalItem,
+  options: { readonly policy?: Policy } = {},
+): Promise<string> {
+  let input: unknown;
+  try {
+    input = JSON.parse(item.arguments ?? "{}");
+  } catch {
+    return Promise.resolve(
+      `${visibleText(item.name ?? "")}: nothing to approve; the call's arguments are not JSON.`,
+    );
+  }
+  return questionFor(toolset, options.policy ?? decide, item.name ?? "", input);
 }

@@ -75,6 +75,8 @@ export interface CallCommandOptions {
  * Asks a yes/no question on the terminal. `false` on anything but yes, on
  * end of input, and when `signal` aborts; Ctrl-C while asking calls
  * `interrupt` (the terminal is in raw mode then, so no SIGINT is sent).
+ * A question of several lines has all but its last printed first, so the
+ * line editor redraws only the line being answered.
  */
 function askOnTerminal(
   question: string,
@@ -99,7 +101,10 @@ function askOnTerminal(
     signal.addEventListener("abort", abandon, { once: true });
     prompt.on("SIGINT", interrupt);
     prompt.once("close", () => done(false));
-    prompt.question(`${question} [y/N] `, (answer) => done(/^y(es)?$/i.test(answer.trim())));
+    const lines = question.split("\n");
+    const last = lines.pop()!;
+    if (lines.length > 0) process.stderr.write(lines.join("\n") + "\n");
+    prompt.question(`${last} [y/N] `, (answer) => done(/^y(es)?$/i.test(answer.trim())));
   });
 }
 
@@ -152,7 +157,7 @@ export async function runCallCommand(
       callId: "cli-1",
       signal: turn.signal,
       // The toolset's one approval flow, with --yes or the terminal as the approver.
-      approve: async ({ prepared, verdict, signal }) => {
+      approve: async ({ prepared, verdict, signal, question }) => {
         if (options.yes) return true;
         const what = describeEffects(prepared.name, prepared.effects);
         if (!canAsk) {
@@ -163,11 +168,8 @@ export async function runCallCommand(
               (prepared.name === "bash" ? "" : ", or choose --mode acceptEdits for file edits"),
           };
         }
-        const asked = await askOnTerminal(
-          `Allow ${what}? (${verdict.source})`,
-          signal,
-          () => cancel("SIGINT"),
-        );
+        // The question escapes what the model wrote: the card shows exactly what would run.
+        const asked = await askOnTerminal(question, signal, () => cancel("SIGINT"));
         return asked || { approved: false, reason: `${what} was declined` };
       },
       ...(streaming

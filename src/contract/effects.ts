@@ -5,6 +5,7 @@
  * @module
  */
 import type { RootKind } from "../path/mod.ts";
+import { visibleText } from "./visible_text.ts";
 
 /** The risk class of a tool. */
 export type ToolRisk = "read" | "write" | "execute";
@@ -49,10 +50,18 @@ export type ToolEffect =
     readonly classification: CommandClassification;
   };
 
-/** One line saying what a call would do, for an approval question. */
+/**
+ * What one effect does, in full, through `visibleText` (no control or
+ * invisible character of the model's input reaches a terminal that prints
+ * it): ``run `make` `` or `write a.txt`.
+ */
+export function describeEffect(effect: ToolEffect): string {
+  return effect.kind === "execute"
+    ? `run \`${visibleText(effect.command)}\``
+    : `${effect.kind} ${visibleText(effect.path)}`;
+}
+
+/** One line saying what a call would do, for a refusal's text: each effect by {@link describeEffect}. */
 export function describeEffects(name: string, effects: readonly ToolEffect[]): string {
-  const parts = effects.map((effect) =>
-    effect.kind === "execute" ? `run \`${effect.command}\`` : `${effect.kind} ${effect.path}`
-  );
-  return `${name}: ${parts.join(", ") || "no effects"}`;
+  return `${visibleText(name)}: ${effects.map(describeEffect).join(", ") || "no effects"}`;
 }

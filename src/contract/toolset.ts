@@ -17,6 +17,7 @@ import type { ToolRegistry } from "./registry.ts";
 import { toToolError } from "../backends/errors.ts";
 import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
 import { describeEffects } from "./effects.ts";
+import { approvalQuestion } from "./approval_question.ts";
 import { annotationsFor } from "./annotations.ts";
 import { anySignal } from "../runtime/signals.ts";
 import { callRequestProblem } from "./call_request.ts";
@@ -147,6 +148,12 @@ export interface ApprovalRequest {
   readonly verdict: PolicyDecision;
   /** The call's signal: a question still open when it aborts should be withdrawn. */
   readonly signal: AbortSignal;
+  /**
+   * What to ask the person ({@link approvalQuestion}): every effect in full,
+   * with control and invisible characters escaped, so it can be printed on a
+   * terminal or shown as it is. Show this, not the raw input.
+   */
+  readonly question: string;
 }
 
 /**
@@ -425,7 +432,12 @@ export function buildToolset<Tools extends AnyTool>(
       const answer: ApprovalAnswer = verdict.decision !== "ask" ||
         await Promise.resolve()
           .then(() =>
-            approve!({ prepared, verdict, signal: request.signal ?? new AbortController().signal })
+            approve!({
+              prepared,
+              verdict,
+              signal: request.signal ?? new AbortController().signal,
+              question: approvalQuestion(prepared, verdict),
+            })
           )
           .catch(() => false);
       // Anything but `true` or `{ approved: true }` (null from a careless approver among it) refuses.

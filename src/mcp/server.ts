@@ -177,7 +177,7 @@ export function createMcpServer(
    */
   const approver =
     (related: string | number) =>
-    async ({ prepared, verdict, signal }: ApprovalRequest): Promise<ApprovalAnswer> => {
+    async ({ prepared, verdict, signal, question }: ApprovalRequest): Promise<ApprovalAnswer> => {
       const what = describeEffects(prepared.name, prepared.effects);
       const refused = (how: string) => ({
         approved: false,
@@ -202,7 +202,8 @@ export function createMcpServer(
           Elicited,
           await server.request("elicitation/create", {
             mode: "form",
-            message: `Allow ${what}? (${verdict.source})`,
+            // Escaped: the client shows the message as text, and the card must be what runs.
+            message: question,
             requestedSchema: {
               type: "object",
               properties: {

@@ -1,0 +1,265 @@
+/**
+ * The approval card shows exactly what would run: every question a person
+ * reads (the toolset's, the MCP elicitation, the framework adapters') shows
+ * the model's command with its control, bidi and invisible characters
+ * escaped, one way back, and states the length of a long one. (The CLI's
+ * terminal question is tested on a real terminal in `cli_test.ts`.)
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
+import {
+  Agent,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  Runner,
+  type StreamEvent,
+  Usage,
+} from "@openai/agents";
+import { approvalQuestion, LONG_EFFECT_CHARS, type ToolEffect, visibleText } from "../mod.ts";
+import { createMcpServer } from "../mcp.ts";
+import { describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
+import { describeInterruption, toOpenAIAgentsTools } from "../openai_agents.ts";
+import { diskToolset } from "./adapter_fixtures.ts";
+import { FORGED_CARD, FORGED_CARD_SHOWN } from "./helpers.ts";
+
+/** The question every face must ask about {@link FORGED_CARD}. */
+const FORGED_QUESTION = `Allow bash: run \`${FORGED_CARD_SHOWN}\`? (bash.not_proven_read_only)`;
+
+/** Undoes {@link visibleText}: each escape it writes, back to its character. */
+function unescape(shown: string): string {
+  const short: Record<string, string> = { "\\": "\\", n: "\n", r: "\r", t: "\t" };
+  return shown.replace(
+    /\\(?:([\\nrt])|u\{([0-9a-f]+)\})/g,
+    (_, letter: string | undefined, hex: string | undefined) =>
+      letter !== undefined ? short[letter] : String.fromCodePoint(parseInt(hex!, 16)),
+  );
+}
+
+/** Characters a terminal or a text view acts on, hides or reorders, by kind. */
+const HIDDEN_KINDS: Record<string, string> = {
+  "C0 controls and DEL": "\u0000\u0007\b\t\n\u000b\f\r\u001b\u007f",
+  "C1 controls (next line, the one-byte CSI)": "\u0085\u009b",
+  "bidi embeddings and overrides": "\u202a\u202b\u202c\u202d\u202e",
+  "bidi isolates and marks": "\u2066\u2067\u2068\u2069\u200e\u200f\u061c",
+  "zero-width characters and the soft hyphen": "\u200b\u200c\u200d\u2060\ufeff\u00ad",
+  "separators and spaces other than U+0020": "\u2028\u2029\u00a0\u3000\u2007",
+  "ignorables, a tag, private use": "\ufe0f\u034f\u3164\u{e0041}\ue000",
+  "a surrogate standing alone": String.fromCharCode(0xd800),
+};
+
+/** Each character of {@link HIDDEN_KINDS}. */
+const HIDDEN: readonly string[] = [...Object.values(HIDDEN_KINDS).join("")];
+
+test("approval card: visibleText escapes every control, bidi, invisible and separator character, and the backslash", () => {
+  for (const char of HIDDEN) {
+    const shown = visibleText(`a${char}b`);
+    assert.match(shown, /^a\\(?:[nrt]|u\{[0-9a-f]+\})b$/, JSON.stringify(char));
+    assert.equal(unescape(shown), `a${char}b`);
+  }
+  // What a person reads as-is stays as-is: letters of any script, marks, emoji, the space.
+  const plain = "ls -la 'nai\u0308ve' été 日本語 עברית 🙂 x";
+  assert.equal(visibleText(plain), plain);
+});
+
+test("approval card: visibleText is one way back: a backslash the command holds never reads as an escape", () => {
+  const written = ["a\\nb", "a\nb", "\\u{1b}", "\u001b", "\\\\", "\\", "C:\\temp\\new"];
+  const shown = written.map(visibleText);
+  assert.deepEqual(shown, [
+    "a\\\\nb",
+    "a\\nb",
+    "\\\\u{1b}",
+    "\\u{1b}",
+    "\\\\\\\\",
+    "\\\\",
+    "C:\\\\temp\\\\new",
+  ]);
+  assert.equal(new Set(shown).size, written.length);
+  const everything = written.join("") + HIDDEN.join("") + "plain";
+  assert.equal(unescape(visibleText(everything)), everything);
+  for (const char of HIDDEN) assert.ok(!visibleText(everything).includes(char));
+});
+
+/** The execute effect of `command`, as the bash tool declares it. */
+function execute(command: string): ToolEffect {
+  return {
+    kind: "execute",
+    command,
+    classification: { readOnly: false, fileSystemGate: false, reason: "not proven read-only" },
+  };
+}
+
+const ASK = { decision: "ask", source: "bash.not_proven_read_only" } as const;
+
+test("approval card: a short command is one line, escaped; a long one is shown whole on its own line and the question states its length", () => {
+  assert.equal(
+    approvalQuestion({ name: "bash", effects: [execute(FORGED_CARD)] }, ASK),
+    FORGED_QUESTION,
+  );
+  // Pushed off the card by length rather than by newlines: the question names the length.
+  const long = `ls${" ".repeat(4195)}\u202e; rm -rf ~/work`;
+  const question = approvalQuestion({ name: "bash", effects: [execute(long)] }, ASK);
+  const lines = question.split("\n");
+  assert.deepEqual(lines, [
+    "bash: run this command (4,213 characters, shown in full on the next line):",
+    `ls${" ".repeat(4195)}\\u{202e}; rm -rf ~/work`,
+    "Allow bash: run the command above (4,213 characters)? (bash.not_proven_read_only)",
+  ]);
+  assert.equal(unescape(lines[1]), long, "nothing of it is left out");
+  // Up to the limit, a command stays on the question's line.
+  const edge = "x".repeat(LONG_EFFECT_CHARS);
+  assert.equal(
+    approvalQuestion({ name: "bash", effects: [execute(edge)] }, ASK),
+    `Allow bash: run \`${edge}\`? (bash.not_proven_read_only)`,
+  );
+});
+
+test("approval card: the MCP elicitation message shows the command escaped, and accepting runs exactly that command", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const server = createMcpServer(toolset);
+  const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
+    capabilities: { elicitation: {} },
+  });
+  const messages: string[] = [];
+  client.setRequestHandler(ElicitRequestSchema, (request: { params: { message: string } }) => {
+    messages.push(request.params.message);
+    return Promise.resolve({ action: "accept" as const, content: { approve: true } });
+  });
+  try {
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    const result = await client.callTool({ name: "bash", arguments: { command: FORGED_CARD } });
+    assert.equal(result.isError, false, JSON.stringify(result.content));
+    assert.deepEqual(messages, [FORGED_QUESTION]);
+    assert.equal(await readFile(join(root, "pwned"), "utf8"), "");
+    assert.equal(await readFile(join(root, "b\u202eidi"), "utf8"), "");
+  } finally {
+    await client.close();
+    await toolset.session.processes.shutdown();
+    await cleanup();
+  }
+});
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+
+/** An AI SDK mock model that calls bash with `command` once, then answers in text. */
+function bashOnceAISDK(command: string): MockLanguageModelV4 {
+  return new MockLanguageModelV4({
+    doGenerate: [
+      {
+        content: [{
+          type: "tool-call",
+          toolCallId: "call-1",
+          toolName: "bash",
+          input: JSON.stringify({ command }),
+        }],
+        finishReason: { unified: "tool-calls", raw: "tool_calls" },
+        usage,
+        warnings: [],
+      },
+      {
+        content: [{ type: "text", text: "done" }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage,
+        warnings: [],
+      },
+    ],
+  });
+}
+
+test("approval card: ai-sdk: describeApprovalRequest of the SDK's request, and the question an `approve` option gets, show the command escaped", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const paused = await generateText({
+      model: bashOnceAISDK(FORGED_CARD),
+      tools: toAISDKTools(toolset),
+      prompt: "Go",
+    });
+    const request = paused.content.find((part) => part.type === "tool-approval-request");
+    assert.ok(request, "the command waits for approval");
+    assert.equal(await describeApprovalRequest(toolset, request), FORGED_QUESTION);
+
+    const questions: string[] = [];
+    await generateText({
+      model: bashOnceAISDK(FORGED_CARD),
+      tools: toAISDKTools(toolset, {
+        approve: ({ question }) => (questions.push(question), Promise.resolve(true)),
+      }),
+      prompt: "Go",
+      stopWhen: stepCountIs(2),
+    });
+    assert.deepEqual(questions, [FORGED_QUESTION]);
+    assert.equal(await readFile(join(root, "pwned"), "utf8"), "");
+  } finally {
+    await cleanup();
+  }
+});
+
+/** An Agents SDK model that calls bash with `command` once, then answers in text. */
+class BashOnceModel implements Model {
+  private turn = 0;
+  constructor(private readonly command: string) {}
+  getResponse(_request: ModelRequest): Promise<ModelResponse> {
+    this.turn++;
+    return Promise.resolve({
+      usage: new Usage(),
+      output: this.turn === 1
+        ? [{
+          type: "function_call",
+          callId: "call-1",
+          name: "bash",
+          arguments: JSON.stringify({ command: this.command }),
+          status: "completed",
+        }]
+        : [{
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "done" }],
+        }],
+    });
+  }
+  // deno-lint-ignore require-yield
+  async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
+    throw new Error("not streamed");
+  }
+}
+
+test("approval card: openai-agents: describeInterruption of the run's interruption, and the question an `approve` option gets, show the command escaped", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const paused = await new Runner().run(
+      new Agent({
+        name: "coder",
+        tools: toOpenAIAgentsTools(toolset),
+        model: new BashOnceModel(FORGED_CARD),
+      }),
+      "Go",
+    );
+    assert.equal(paused.interruptions.length, 1);
+    assert.equal(await describeInterruption(toolset, paused.interruptions[0]), FORGED_QUESTION);
+
+    const questions: string[] = [];
+    const tools = toOpenAIAgentsTools(toolset, {
+      approve: ({ question }) => (questions.push(question), Promise.resolve(true)),
+    });
+    const agent = new Agent({ name: "coder", tools, model: new BashOnceModel(FORGED_CARD) });
+    const run = await new Runner().run(agent, "Go");
+    assert.equal(run.finalOutput, "done");
+    assert.deepEqual(questions, [FORGED_QUESTION]);
+    assert.equal(await readFile(join(root, "pwned"), "utf8"), "");
+  } finally {
+    await cleanup();
+  }
+});
