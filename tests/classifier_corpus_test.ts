@@ -923,6 +923,11 @@ test("classifier: an environment that changes what bash or a program runs makes 
       }, ["rg x"]],
       // tree writes its listing to the descriptor this names.
       ["STDDATA_FD", { ...clean, STDDATA_FD: "3" }, ["tree", "tree -J", "ls"]],
+      // A process splits `NAME=value` at its first `=`: these set STDDATA_FD to `3=` and,
+      // after the PATH before them, PATH to `.:/usr/bin=/bin`, so ./ls answers for ls.
+      ["a name holding = (STDDATA_FD)", { ...clean, "STDDATA_FD=3": "" }, ["tree", "ls"]],
+      ["a name holding = (PATH)", { ...clean, "PATH=.:/usr/bin": "/bin" }, all],
+      ["a name holding = (BASH_ENV)", { ...clean, "BASH_ENV=pwned": "sh" }, all],
     ];
     const letThrough: string[] = [];
     for (const [name, environment, commands] of environments) {

@@ -74,13 +74,21 @@ async function resolvesInsideRoots(path: string, session: ToolSessionContext): P
  * functions (`BASH_FUNC_name%%`) that shadow programs, and enables options
  * from BASHOPTS and SHELLOPTS; POSIXLY_CORRECT changes how GNU programs
  * split their words (and SIMPLE_BACKUP_SUFFIX where cp and mv put backups);
- * STDDATA_FD makes tree write to a descriptor; and see {@link PATH_LISTS}.
+ * STDDATA_FD makes tree write to a descriptor; a name holding `=` is read
+ * by a process as the name before it; and see {@link PATH_LISTS}.
  * Entries are resolved as the read tool resolves a path, so a link into the
  * working directory counts as inside.
  */
 export async function environmentProblem(session: ToolSessionContext): Promise<string | null> {
   const environment = session.environment;
   for (const name of Object.keys(environment)) {
+    // A process splits `NAME=value` at its first `=`, so a name holding one sets the variable
+    // named by what comes before it (`"PATH=.": "x"` is PATH `.=x`), which no check here sees.
+    if (name.includes("=")) {
+      return `the environment has the name ${JSON.stringify(name)}, read by a process as ${
+        JSON.stringify(name.slice(0, name.indexOf("=")))
+      }`;
+    }
     if (CHANGES_WHAT_RUNS.includes(name)) return `the environment sets ${name}`;
     if (name.startsWith("BASH_FUNC_")) return `the environment defines a shell function (${name})`;
   }
