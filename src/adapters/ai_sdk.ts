@@ -5,7 +5,8 @@
  * preliminary results and shows the model exactly the result's `output`.
  *
  * The returned objects are declared here, structurally, so the public
- * signatures name no npm type; they are assignable to the SDK's `ToolSet`.
+ * signatures name no npm type; they are assignable to the `ToolSet` of AI
+ * SDK 6 and of AI SDK 7, and use only what both do alike.
  *
  * @module
  */
@@ -182,8 +183,8 @@ export function toAISDKTools(
   const { permissions } = toolset.session;
   const tools: AISDKToolSet = {};
   // The calls whose needsApproval asked. Only those run an `ask` verdict: the SDK consults
-  // needsApproval again when it resumes an approved call, and skips it altogether under a
-  // host's own toolApproval function, whose calls must not run unasked.
+  // needsApproval again when it resumes an approved call, and AI SDK 7 skips it altogether
+  // under a host's own toolApproval function, whose calls must not run unasked.
   const asked = new CallIds();
   for (const definition of toolset.definitions) {
     const { name } = definition;
