@@ -155,13 +155,13 @@ function importedRange(name: string): string {
 }
 /**
  * The frameworks the adapters (entry points from deno.json's exports) plug
- * into: optional peer dependencies, never dependencies. Each has the ranges
- * the consumer check installs one after the other (npm takes the newest
- * version in each) and runs the adapter with; the peer range is their union,
- * so every version a host may install is one of a line the build ran. The
- * newest line's must be the newest published version: a new major or an
- * unlisted line fails the build instead of a host's install. The build's own
- * Node test run, like the Deno tests, uses the one version deno.json names.
+ * into: optional peer dependencies, never dependencies. Each framework has
+ * the ranges (its lines) the consumer check installs one after the other,
+ * npm taking the newest version in each, and runs the adapter with; the peer
+ * range is their union. The last line must hold the newest published
+ * version, so a new major fails the build rather than a host's install. The
+ * build's own Node test run, like the Deno tests, uses the one version
+ * deno.json names.
  */
 const PEER_RANGES: Record<string, readonly string[]> = {
   // Both majors of the AI SDK are maintained. The adapter gives plain objects with the `Tool`
@@ -439,6 +439,7 @@ if (checks) {
       (JSON.parse(
         await Deno.readTextFile(join(project, "node_modules", name, "package.json")),
       ) as { version: string }).version;
+    // What npm just installed for each framework's last line is its newest published version.
     for (const name of Object.keys(PEER_RANGES)) {
       const newest = (await run("npm", ["view", name, "version"], project)).trim();
       const tested = await installed(name);
