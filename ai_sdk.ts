@@ -1,5 +1,5 @@
 /**
- * The tools for the Vercel AI SDK (`ai`, an optional peer dependency):
+ * The tools for the Vercel AI SDK (`ai` 6 or 7, an optional peer dependency):
  * `toAISDKTools(toolset)` gives a `ToolSet` for `generateText`, `streamText`
  * or an `Agent`. A call the policy asks for pauses as the SDK's
  * `tool-approval-request`, which `describeApprovalRequest` turns into the

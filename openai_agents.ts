@@ -1,6 +1,6 @@
 /**
- * The tools for the OpenAI Agents SDK (`@openai/agents`, an optional peer
- * dependency): `toOpenAIAgentsTools(toolset)` gives strict function tools for
+ * The tools for the OpenAI Agents SDK (`@openai/agents` 0.20 or a later 0.x,
+ * an optional peer dependency): `toOpenAIAgentsTools(toolset)` gives strict function tools for
  * an `Agent`. A call the policy asks for interrupts the run
  * (`result.interruptions`); the host shows the person `describeInterruption`
  * of each (the call's effects in full, escaped), answers with

@@ -10,18 +10,23 @@
  *    `deno.json`'s `exports`, less the JSR-only ones;
  * 2. runs the same test files under `node --test` against the build;
  * 3. packs it, installs the tarball into a fresh project outside this repo
- *    (printing the install size and its largest parts), runs an ESM smoke
- *    script there on the oldest Node the manifest claims, on Node 22 and on
- *    the Node running the build, each with nothing on stderr; type-checks a
- *    TypeScript consumer; bundles a script with esbuild (one file, and with
- *    the search worker as a second entry) and runs the bundles away from
- *    `node_modules`.
+ *    (printing the install size and its largest parts, and comparing them
+ *    with the README's install sentence: the build fails, after its other
+ *    checks, when they differ), runs an ESM smoke script there on the oldest
+ *    Node the manifest claims, on Node 22 and on the Node running the build,
+ *    each with nothing on stderr; type-checks a TypeScript consumer and runs
+ *    each framework adapter through its framework, once per line of the
+ *    framework the peer range names (the package installed into the project
+ *    on that line, with npm's default peer checks); bundles a script with
+ *    esbuild (one file, and with the search worker as a second entry) and
+ *    runs the bundles away from `node_modules`.
  *
  * Run: deno task build:npm [--no-checks]
  */
 import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { VERSION } from "../src/cli/version.ts";
+import { checkReadmeInstallSize, formatInstallSize, measureInstall } from "./install_size.ts";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const out = join(repo, "npm");
@@ -119,84 +124,6 @@ async function quiet(cmd: string, args: string[], cwd: string): Promise<string> 
   return text.trimEnd();
 }
 
-/** The bytes of the files below `directory` (symbolic links not followed). */
-async function bytesBelow(directory: string): Promise<number> {
-  let bytes = 0;
-  for await (const entry of Deno.readDir(directory)) {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory) bytes += await bytesBelow(path);
-    else if (entry.isFile) bytes += (await Deno.lstat(path)).size;
-  }
-  return bytes;
-}
-
-const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-
-/**
- * What installing `name` weighs in `project`: the bytes of `node_modules`,
- * its packages, and each direct dependency of `name` with the packages only
- * it brings (from the lockfile), largest first.
- */
-async function installSize(project: string, name: string): Promise<string> {
-  const lock = JSON.parse(await Deno.readTextFile(join(project, "package-lock.json"))) as {
-    packages: Record<string, { dependencies?: Record<string, string> }>;
-  };
-  const installed = Object.keys(lock.packages).filter((path) => path.startsWith("node_modules/"));
-  const own = new Map<string, number>();
-  for (const path of installed) {
-    // A package's own files, without the packages nested in it.
-    let bytes = 0;
-    for await (const entry of Deno.readDir(join(project, path))) {
-      if (entry.name === "node_modules") continue;
-      const child = join(project, path, entry.name);
-      bytes += entry.isDirectory ? await bytesBelow(child) : (await Deno.lstat(child)).size;
-    }
-    own.set(path, bytes);
-  }
-  // Node's lookup: a dependency of `from` is the nearest node_modules/<dep> above it.
-  const resolve = (from: string, dependency: string): string | null => {
-    for (let base = from;; base = base.slice(0, base.lastIndexOf("/node_modules/"))) {
-      const path = `${base}/node_modules/${dependency}`;
-      if (path.replace(/^\//, "") in lock.packages) return path.replace(/^\//, "");
-      if (!base.includes("/node_modules/")) break;
-    }
-    const top = `node_modules/${dependency}`;
-    return top in lock.packages ? top : null;
-  };
-  const reach = (start: string): Set<string> => {
-    const seen = new Set<string>([start]);
-    const queue = [start];
-    while (queue.length > 0) {
-      const path = queue.pop()!;
-      for (const dependency of Object.keys(lock.packages[path].dependencies ?? {})) {
-        const found = resolve(path, dependency);
-        if (found !== null && !seen.has(found)) (seen.add(found), queue.push(found));
-      }
-    }
-    return seen;
-  };
-  const root = `node_modules/${name}`;
-  const direct = Object.keys(lock.packages[root].dependencies ?? {});
-  const trees = new Map(direct.map((d) => [d, reach(resolve(root, d)!)]));
-  const lines = [];
-  for (const [dependency, tree] of trees) {
-    const shared = new Set(
-      [...trees].filter(([other]) => other !== dependency).flatMap(([, t]) => [...t]),
-    );
-    const only = [...tree].filter((path) => !shared.has(path));
-    const bytes = only.reduce((sum, path) => sum + own.get(path)!, 0);
-    const brings = only.length === 1 ? "" : ` and the ${only.length - 1} packages only it brings`;
-    lines.push({ bytes, text: `${dependency}${brings}` });
-  }
-  lines.push({ bytes: own.get(root)!, text: name });
-  lines.sort((a, b) => b.bytes - a.bytes);
-  const total = await bytesBelow(join(project, "node_modules"));
-  return [
-    `install size: ${mb(total)} in node_modules, ${installed.length} packages`,
-    ...lines.map((line) => `  ${mb(line.bytes).padStart(8)}  ${line.text}`),
-  ].join("\n");
-}
-
 async function* walkFiles(directory: string): AsyncGenerator<string> {
   for await (const entry of Deno.readDir(directory)) {
     const path = join(directory, entry.name);
@@ -228,9 +155,33 @@ function importedRange(name: string): string {
 }
 /**
  * The frameworks the adapters (entry points from deno.json's exports) plug
- * into: optional peer dependencies, never dependencies.
+ * into: optional peer dependencies, never dependencies. Each framework has
+ * the ranges (its lines) the consumer check installs one after the other,
+ * npm taking the newest version in each, and runs the adapter with; the peer
+ * range is their union. When the newest published version is outside the
+ * last line (a new major), the build says so loudly: the range needs a new
+ * line, tested with the adapter; it does not fail, as a release elsewhere
+ * must not turn this repository's CI red. The
+ * build's own Node test run, like the Deno tests, uses the one version
+ * deno.json names.
  */
-const PEERS = Object.fromEntries(["ai", "@openai/agents"].map((n) => [n, importedRange(n)]));
+const PEER_RANGES: Record<string, readonly string[]> = {
+  // Both majors of the AI SDK are maintained. The adapter gives plain objects with the `Tool`
+  // fields both declare alike (description, inputSchema as a Standard JSON Schema, needsApproval,
+  // execute returning an async iterable, toModelOutput) and imports nothing of the SDK at run
+  // time. AI SDK 7 adds a host-wide `toolApproval` that skips needsApproval; AI SDK 6 has none.
+  ai: ["^6.0.0", "^7.0.0"],
+  // The Agents SDK is 0.x and ships a minor every few weeks, so a caret range (^0.20.0) would
+  // refuse each one the day it is published, and a host on it would get ERESOLVE. The adapter
+  // uses `tool()` and the run's approval interruptions, which its minors keep; the range
+  // follows the SDK up to 1.0, and the consumer check runs the newest published version, so a
+  // minor that changes what the adapter uses fails the build rather than a host's install.
+  "@openai/agents": [">=0.20.0 <1"],
+};
+/** The peer dependency ranges of the manifest: each framework's tested ranges, as one. */
+const PEERS = Object.fromEntries(
+  Object.entries(PEER_RANGES).map(([name, ranges]) => [name, ranges.join(" || ")]),
+);
 /** What only the LangChain recipe's test imports. */
 const RECIPE_TEST_ONLY = Object.fromEntries(
   ["@langchain/core"].map((n) => [n, importedRange(n)]),
@@ -283,7 +234,7 @@ const buildPackage = {
     "typescript": "~5.9.3",
     "@types/node": "^20.19.0",
     "@types/picomatch": "^4.0.0",
-    ...PEERS,
+    ...Object.fromEntries(Object.keys(PEER_RANGES).map((n) => [n, importedRange(n)])),
     ...RECIPE_TEST_ONLY,
   },
 };
@@ -426,6 +377,8 @@ if (checks) {
   );
 
   // 4. Pack, install into a fresh project, use it from ESM and from TypeScript, bundle it.
+  /** What the README's install sentence gets wrong, reported once every check has run. */
+  let readmeProblem: string | null = null;
   const packed = (await run("npm", ["pack", "--json", "--loglevel=error"], out)).trim();
   const [{ filename, size, unpackedSize, entryCount }] = JSON.parse(packed) as {
     filename: string;
@@ -443,22 +396,66 @@ if (checks) {
       join(project, "package.json"),
       JSON.stringify({ name: "consumer", private: true, type: "module" }),
     );
-    const install = ["install", "--no-audit", "--no-fund", "--loglevel=error"];
-    // The package alone first: what a user's install weighs.
+    // npm's default peer resolution, whatever the environment says: a peer range that refuses
+    // a framework's version is an ERESOLVE here, as in a host's install.
+    const install = [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      "--legacy-peer-deps=false",
+    ];
+    // The package alone first: what a user's install weighs, and what the README says it weighs.
     await run("npm", [...install, join(out, filename)], project);
-    console.log(await installSize(project, config.name));
+    const measured = await measureInstall(project, config.name);
+    console.log(formatInstallSize(measured));
+    const today = new Date().toISOString().slice(0, 10);
+    readmeProblem = checkReadmeInstallSize(
+      await Deno.readTextFile(join(repo, "README.md")),
+      measured,
+      today,
+    );
+    if (readmeProblem !== null) console.error(readmeProblem);
     await run("npm", [
       ...install,
       "typescript@~5.9.3",
       "@types/node@^20.19.0",
       ESBUILD,
       ...MODEL_SDKS.map((name) => `${name}@${importedRange(name)}`),
-      // The frameworks the adapter entry points are checked against, as a host installs them.
-      ...Object.entries(PEERS).map(([name, range]) => `${name}@${range}`),
+      // The frameworks the adapter entry points are checked against, as a host installs them:
+      // the newest line of each first, the others after the checks below.
+      ...Object.entries(PEER_RANGES).map(([name, ranges]) => `${name}@${ranges.at(-1)}`),
       // The AI SDK's declarations name the `json-schema` module's types without depending on them.
       "@types/json-schema@^7.0.15",
     ], project);
-    for (const file of ["smoke.mjs", "consumer.ts", "bundle.mjs"]) {
+    // npm checks a peer range only when the package is installed into a project that has the
+    // framework, not when the framework is installed beside the package: take the package out
+    // and install it again, as a host on these versions does.
+    const reinstall = async () => {
+      await run("npm", ["uninstall", ...install.slice(1), config.name], project);
+      await run("npm", [...install, join(out, filename)], project);
+    };
+    await reinstall();
+    /** The version of `name` installed in the consumer project. */
+    const installed = async (name: string): Promise<string> =>
+      (JSON.parse(
+        await Deno.readTextFile(join(project, "node_modules", name, "package.json")),
+      ) as { version: string }).version;
+    // What npm just installed for each framework's last line should be its newest published
+    // version; a newer one (a new major) is outside the peer range until a line is added for it.
+    for (const name of Object.keys(PEER_RANGES)) {
+      const newest = (await run("npm", ["view", name, "version"], project)).trim();
+      const tested = await installed(name);
+      if (tested !== newest) {
+        console.warn(
+          `WARNING: ${name} ${newest} is the newest published version; the peer range ` +
+            `${PEERS[name]} stops at ${tested}, so a host on ${newest} cannot install this ` +
+            `package. Run the adapter with ${newest} and add its line to PEER_RANGES in ` +
+            "scripts/build_npm.ts.",
+        );
+      } else console.log(`${name} ${tested}: the newest published version, in the peer range`);
+    }
+    for (const file of ["smoke.mjs", "consumer.ts", "bundle.mjs", "adapters.mjs"]) {
       await Deno.copyFile(join(repo, "scripts/consumer", file), join(project, file));
     }
     await Deno.writeTextFile(
@@ -484,8 +481,16 @@ if (checks) {
       console.log(`node ${actual}:`);
       console.log(await quiet("npm", [...node, "smoke.mjs"], project));
     }
-    await run("node", ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], project);
-    console.log("consumer.ts type-checks against the shipped .d.ts");
+    /** Type-checks consumer.ts and runs each adapter with the frameworks installed now. */
+    const frameworks = async () => {
+      await run("node", ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], project);
+      const versions = await Promise.all(
+        Object.keys(PEER_RANGES).map(async (name) => `${name} ${await installed(name)}`),
+      );
+      console.log(`consumer.ts type-checks against the shipped .d.ts, with ${versions.join(", ")}`);
+      console.log(await run("node", ["adapters.mjs"], project));
+    };
+    await frameworks();
 
     // Bundled with esbuild, run from a folder with no node_modules: one file (the searches
     // stay on the calling thread), then with the search worker as a second entry beside it.
@@ -506,10 +511,20 @@ if (checks) {
     ], project);
     console.log(await quiet("node", [join(away, "one/bundle.mjs"), "thread"], away));
     console.log(await quiet("node", [join(away, "two/bundle.mjs"), "workers"], away));
+
+    // Each older line of a framework, then the package installed over it.
+    for (const [name, ranges] of Object.entries(PEER_RANGES)) {
+      for (const range of ranges.slice(0, -1)) {
+        await run("npm", [...install, `${name}@${range}`], project);
+        await reinstall();
+        await frameworks();
+      }
+    }
   } finally {
     await Deno.remove(project, { recursive: true });
     await Deno.remove(away, { recursive: true });
     await Deno.remove(join(out, filename));
   }
+  if (readmeProblem !== null) throw new Error(readmeProblem);
   console.error(`checked ${basename(out)}/ in ${elapsed()}`);
 }

@@ -5,7 +5,8 @@
  * preliminary results and shows the model exactly the result's `output`.
  *
  * The returned objects are declared here, structurally, so the public
- * signatures name no npm type; they are assignable to the SDK's `ToolSet`.
+ * signatures name no npm type; they are assignable to the `ToolSet` of AI
+ * SDK 6 and of AI SDK 7, and use only what both do alike.
  *
  * @module
  */
@@ -183,9 +184,9 @@ export function toAISDKTools(
   const tools: AISDKToolSet = {};
   // The calls whose needsApproval asked, with their inputs. Only those run an `ask` verdict,
   // and only with the input asked about: the SDK consults needsApproval again when it resumes
-  // an approved call, skips it altogether under a host's own toolApproval function (whose
-  // calls must not run unasked), and keys approvals by call id, so of two calls sharing an id
-  // it may show the person one and run the other.
+  // an approved call, AI SDK 7 skips it altogether under a host's own toolApproval function
+  // (whose calls must not run unasked), and the SDK keys approvals by call id, so of two calls
+  // sharing an id it may show the person one and run the other.
   const asked = new AskedCalls();
   for (const definition of toolset.definitions) {
     const { name } = definition;
