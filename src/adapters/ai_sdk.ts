@@ -242,7 +242,7 @@ export interface AISDKApprovalRequest {
 
 /**
  * The question to show the person for a `tool-approval-request`: every
- * effect of the call in full, with control and invisible characters escaped
+ * effect of the call in full, with control, invisible and look-alike characters escaped
  * and the length of a long command stated (the toolset's `approvalQuestion`).
  * Show it instead of the raw input, which the model wrote and which may
  * hold text that rewrites or hides itself on a terminal or a page.
