@@ -51,6 +51,12 @@ const ACCENT = /^[\u0300-\u0333\u0339-\u034e\u0350-\u035b\u0363-\u036f]$/u;
 /** Most accents shown on one letter; more stack over the lines above and below. */
 const MAX_ACCENTS = 2;
 
+/** A run of printable ASCII characters but the backslash, from where it is set to look. */
+const PLAIN_RUN = /[\x20-\x5b\x5d-\x7e]+/y;
+
+/** A space after a space, within such a run (none comes before a run: it would be in it). */
+const SPACE_AFTER_SPACE = /(?<= ) /g;
+
 /** The short escapes of the commonest ones, as a shell's `$'…'` reads them. */
 const SHORT: Readonly<Record<string, string>> = {
   "\\": "\\\\",
@@ -86,26 +92,32 @@ export function visibleText(text: string): string {
   // (a kana), or nothing; and how many it carries already.
   let carrier: "letter" | "kana" | null = null;
   let marks = 0;
-  let afterSpace = false;
-  for (const char of text) {
-    const code = char.codePointAt(0)!;
-    let plain: boolean;
-    if (code >= 0x20 && code < 0x7f && char !== "\\") {
-      plain = char !== " " || !afterSpace;
-      carrier = plain && /[A-Za-z]/.test(char) ? "letter" : null;
+  let at = 0;
+  while (at < text.length) {
+    // Printable ASCII but the backslash, a run at a time: a long command is mostly that.
+    PLAIN_RUN.lastIndex = at;
+    const run = PLAIN_RUN.exec(text)?.[0];
+    if (run !== undefined) {
+      shown += run.replace(SPACE_AFTER_SPACE, "\\u{20}");
+      carrier = /[A-Za-z]$/.test(run) ? "letter" : null;
       marks = 0;
-    } else if (
+      at += run.length;
+      continue;
+    }
+    const code = text.codePointAt(at)!;
+    const char = String.fromCodePoint(code);
+    at += char.length;
+    if (
       (carrier === "letter" && marks < MAX_ACCENTS && ACCENT.test(char)) ||
       (carrier === "kana" && marks < 1 && (code === 0x3099 || code === 0x309a))
     ) {
-      plain = true;
+      shown += char;
       marks++;
-    } else {
-      plain = !ALWAYS_ESCAPED.test(char) && SHOWN_LETTER.test(char);
-      carrier = plain && KANA.test(char) ? "kana" : null;
-      marks = 0;
+      continue;
     }
-    afterSpace = char === " ";
+    const plain = !ALWAYS_ESCAPED.test(char) && SHOWN_LETTER.test(char);
+    carrier = plain && KANA.test(char) ? "kana" : null;
+    marks = 0;
     shown += plain ? char : escaped(char);
   }
   return shown;
