@@ -8,31 +8,25 @@
  */
 
 /**
- * The characters escaped wherever they stand: the backslash (so an escape
- * in the shown text is always one {@link visibleText} wrote); controls (C0,
- * DEL, C1), format characters (the bidi controls, zero-width characters,
- * U+FEFF, tag characters), lone surrogates, private-use and unassigned code
- * points; every whitespace but the plain space; and the default-ignorable
- * code points, which render as nothing (variation selectors, Hangul
- * fillers, U+034F). Most of them also fail {@link SHOWN_LETTER}; this list
- * keeps the Hangul fillers, which are Hangul letters, escaped.
- */
-const ALWAYS_ESCAPED =
-  /^(?:[\\\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]|[^\S ])$/u;
-
-/**
- * The letters beyond ASCII shown as they are: composed Latin letters with
+ * The characters beyond ASCII shown as they are: composed Latin letters with
  * accents (Latin-1, Latin Extended-A, the Vietnamese and Romanian ones of
  * Extended-B, Latin Extended Additional); Chinese and Japanese letters (not
  * their halfwidth forms) with the prolonged sound mark ー; and Korean
- * syllables (not the lone jamo, among which ㅡ and ㅣ read as - and |).
- * None of them passes
- * for an ASCII character or reorders the line. Every other character beyond
- * ASCII is escaped: Cyrillic, Greek and many other letters pass for Latin
- * ones (`truе` with a Cyrillic е is not `true`), symbols and punctuation for
+ * syllables (not the lone jamo, among which ㅡ and ㅣ read as - and |). None
+ * of them passes for an ASCII character, renders as nothing or reorders the
+ * line.
+ *
+ * Every other character beyond ASCII is escaped, and so is the backslash
+ * (an escape in the shown text is then always one {@link visibleText}
+ * wrote): controls (C0, DEL, C1); format characters (the bidi controls,
+ * zero-width characters, U+FEFF, tags); every whitespace but the plain
+ * space; default-ignorable code points (variation selectors, Hangul
+ * fillers); lone surrogates, private-use and unassigned code points;
+ * Cyrillic, Greek and many other letters, which pass for Latin ones (`truе`
+ * with a Cyrillic е is not `true`); symbols and punctuation, which pass for
  * shell syntax (♯ for `#`, ʺ for `"`, ꞉ for `:`, fullwidth forms, the blank
- * U+2800), Hebrew and Arabic letters reorder the text around them in a
- * bidi-aware view (`cat ב > א` shows as `cat א < ב`).
+ * U+2800); and Hebrew and Arabic letters, which reorder the text around them
+ * in a bidi-aware view (`cat ב > א` shows as `cat א < ב`).
  */
 const SHOWN_LETTER =
   /^(?:[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f\u01a0\u01a1\u01af\u01b0\u0218-\u021b\u1e00-\u1eff\u30fc\uac00-\ud7a3]|(?=\p{L})(?![\uff00-\uffef])[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])$/u;
@@ -115,7 +109,7 @@ export function visibleText(text: string): string {
       marks++;
       continue;
     }
-    const plain = !ALWAYS_ESCAPED.test(char) && SHOWN_LETTER.test(char);
+    const plain = SHOWN_LETTER.test(char);
     carrier = plain && KANA.test(char) ? "kana" : null;
     marks = 0;
     shown += plain ? char : escaped(char);
