@@ -23,6 +23,7 @@
  */
 export { describeApprovalRequest, toAISDKTools } from "./src/adapters/ai_sdk.ts";
 export type {
+  AISDKApprovalCheckOptions,
   AISDKApprovalRequest,
   AISDKExecutionOptions,
   AISDKInputSchema,

@@ -270,6 +270,63 @@ test("ai-sdk: two calls sharing an id with different inputs are both refused, th
   }
 });
 
+test("ai-sdk: two calls sharing an id are both refused when the host builds its tools afresh for the approval's answer", async () => {
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    const model = new MockLanguageModelV4({
+      doGenerate: [
+        {
+          content: SHARED_ID.map(({ id, command }) => ({
+            type: "tool-call" as const,
+            toolCallId: id,
+            toolName: "bash",
+            input: JSON.stringify({ command }),
+          })),
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage,
+          warnings: [],
+        },
+        {
+          content: [{ type: "text", text: "done" }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage,
+          warnings: [],
+        },
+      ],
+    });
+    // A server that keeps nothing between requests: each request makes its tools anew, so no
+    // record of the first request's checks reaches the second.
+    const first = await generateText({ model, tools: toAISDKTools(toolset), prompt: "Touch" });
+    const requests = first.content.filter((part) => part.type === "tool-approval-request");
+    assert.equal(requests.length, 1);
+    assert.match(await describeApprovalRequest(toolset, requests[0]), /run `touch second`/);
+    const messages: ModelMessage[] = [
+      { role: "user", content: "Touch" },
+      ...first.response.messages,
+      {
+        role: "tool",
+        content: [{
+          type: "tool-approval-response",
+          approvalId: requests[0].approvalId,
+          approved: true,
+        }],
+      },
+    ];
+    await generateText({ model, tools: toAISDKTools(toolset), messages });
+    assert.deepEqual(await readdir(root), [], "neither command ran");
+    const outputs = model.doGenerateCalls[1].prompt.filter((m) => m.role === "tool")
+      .flatMap((m) => m.content as { type: string; output?: { type: string; value: string } }[])
+      .flatMap((part) => part.output === undefined ? [] : [part.output]);
+    assert.ok(outputs.length > 0);
+    for (const output of outputs) {
+      assert.equal(output.type, "error-text");
+      assert.match(output.value, /^Error \(denied\): Several calls with different inputs share/);
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
 test("ai-sdk: a call whose input is not the one its approval was asked about is refused", async () => {
   const { root, toolset, cleanup } = await diskToolset();
   try {

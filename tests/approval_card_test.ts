@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -64,9 +64,113 @@ test("approval card: visibleText escapes every control, bidi, invisible and sepa
     assert.match(shown, /^a\\(?:[nrt]|u\{[0-9a-f]+\})b$/, JSON.stringify(char));
     assert.equal(unescape(shown), `a${char}b`);
   }
-  // What a person reads as-is stays as-is: letters of any script, marks, emoji, the space.
-  const plain = "ls -la 'nai\u0308ve' été 日本語 עברית 🙂 x";
+  // What a person reads as-is stays as-is: ASCII, accented Latin letters (composed, or an ASCII
+  // letter and its accents), Chinese, Japanese and Korean letters, a single space.
+  const plain = "ls -la 'nai\u0308ve' été Ångström Việt Nam 日本語 カタカナ ひらがな が 한국어 x";
   assert.equal(visibleText(plain), plain);
+});
+
+/**
+ * Commands that read as harmless and run `touch pwned`: each holds a character that passes for
+ * ASCII shell syntax or a Latin letter, so the person reads another command than the one bash runs.
+ */
+const LOOK_ALIKES: Record<string, [command: string, shown: string]> = {
+  "a Cyrillic e: `true` that fails, so `||` runs the rest": [
+    "tru\u0435 || touch pwned",
+    "tru\\u{435} || touch pwned",
+  ],
+  "a whole word of Cyrillic letters that reads `ps`": [
+    "\u0440\u0455 || touch pwned",
+    "\\u{440}\\u{455} || touch pwned",
+  ],
+  "a Latin letter that reads as g (U+0261)": [
+    "\u0261it status || touch pwned",
+    "\\u{261}it status || touch pwned",
+  ],
+  "a modifier letter colon that reads as the `:` command": [
+    "\ua789 || touch pwned",
+    "\\u{a789} || touch pwned",
+  ],
+  "a fullwidth colon": ["\uff1a || touch pwned", "\\u{ff1a} || touch pwned"],
+  "a music sharp sign that reads as a comment's #": [
+    "ls \u266f; touch pwned",
+    "ls \\u{266f}; touch pwned",
+  ],
+  "a modifier double prime that reads as a quote": [
+    "echo \u02ba; touch pwned; \u02ba",
+    "echo \\u{2ba}; touch pwned; \\u{2ba}",
+  ],
+  "a set minus that reads as a backslash escaping the `;`": [
+    "echo ok \u2216; touch pwned",
+    "echo ok \\u{2216}; touch pwned",
+  ],
+  "a braille blank before #, so # starts no comment": [
+    "ls \u2800#; touch pwned",
+    "ls \\u{2800}#; touch pwned",
+  ],
+  "a combining dot on a space before #, so # starts no comment": [
+    "ls \u0307#; touch pwned",
+    "ls \\u{307}#; touch pwned",
+  ],
+};
+
+test("approval card: visibleText escapes every character that passes for ASCII syntax or a Latin letter, so a harmless-looking card cannot run another command", async () => {
+  for (const [kind, [command, shown]] of Object.entries(LOOK_ALIKES)) {
+    assert.equal(visibleText(command), shown, kind);
+    assert.equal(unescape(visibleText(command)), command, kind);
+  }
+  // What the card then says is what bash runs: `touch pwned`, in the open.
+  const { root, toolset, cleanup } = await diskToolset();
+  try {
+    for (const [kind, [command, shown]] of Object.entries(LOOK_ALIKES)) {
+      const questions: string[] = [];
+      const result = await toolset.call({
+        name: "bash",
+        input: { command },
+        callId: "c",
+        approve: ({ question }) => (questions.push(question), Promise.resolve(true)),
+      });
+      assert.equal(questions[0], `Allow bash: run \`${shown}\`? (bash.not_proven_read_only)`, kind);
+      assert.equal(await readFile(join(root, "pwned"), "utf8"), "", `${kind}: ${result.output}`);
+      await rm(join(root, "pwned"));
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
+test("approval card: visibleText escapes letters that reorder the line around them (Hebrew, Arabic), so `>` cannot show as `<`", () => {
+  // A bidi-aware view shows `cat ב > א` as `cat א < ב`: it reads as a read, and it truncates א.
+  assert.equal(visibleText("cat \u05d1 > \u05d0"), "cat \\u{5d1} > \\u{5d0}");
+  assert.equal(visibleText("cp \u0627 \u0628"), "cp \\u{627} \\u{628}");
+});
+
+test("approval card: visibleText escapes combining marks that have no letter to sit on, overlay or span characters, or stack", () => {
+  const cases: [written: string, shown: string][] = [
+    // On the card's opening backquote, or on a space, quote or #.
+    ["\u0300rm -rf ~", "\\u{300}rm -rf ~"],
+    ["echo '\u0301' \u0308#", "echo '\\u{301}' \\u{308}#"],
+    // Overlays and enclosures that make a letter read as another (o as ø, = as ≠), a double
+    // accent spanning the next character.
+    ["o\u0338 =\u0338 a\u20dd x\u0361y", "o\\u{338} =\\u{338} a\\u{20dd} x\\u{361}y"],
+    // A stack taller than a line, drawn over the lines above and below.
+    ["a\u0301\u0301\u0301\u0301", "a\u0301\u0301\\u{301}\\u{301}"],
+  ];
+  for (const [written, shown] of cases) {
+    assert.equal(visibleText(written), shown, JSON.stringify(written));
+    assert.equal(unescape(visibleText(written)), written);
+  }
+});
+
+test("approval card: a run of spaces is shown as escapes after its first, so no stretch of a long command reads as blank", () => {
+  // The dangerous head scrolls off a terminal above thousands of blank columns; `ls -la` stays.
+  const command = `rm -rf ~/work #${" ".repeat(4000)}ls -la`;
+  const question = approvalQuestion({ name: "bash", effects: [execute(command)] }, ASK);
+  const shown = question.split("\n")[1];
+  assert.ok(!shown.includes("  "), "no two spaces in a row");
+  assert.equal(shown, `rm -rf ~/work # ${"\\u{20}".repeat(3999)}ls -la`);
+  assert.equal(unescape(shown), command);
+  assert.equal(visibleText("a  b"), "a \\u{20}b");
 });
 
 test("approval card: visibleText is one way back: a backslash the command holds never reads as an escape", () => {
@@ -104,12 +208,12 @@ test("approval card: a short command is one line, escaped; a long one is shown w
     FORGED_QUESTION,
   );
   // Pushed off the card by length rather than by newlines: the question names the length.
-  const long = `ls${" ".repeat(4195)}\u202e; rm -rf ~/work`;
+  const long = `ls ${"x".repeat(4194)}\u202e; rm -rf ~/work`;
   const question = approvalQuestion({ name: "bash", effects: [execute(long)] }, ASK);
   const lines = question.split("\n");
   assert.deepEqual(lines, [
     "bash: run this command (4,213 characters, shown in full on the next line):",
-    `ls${" ".repeat(4195)}\\u{202e}; rm -rf ~/work`,
+    `ls ${"x".repeat(4194)}\\u{202e}; rm -rf ~/work`,
     "Allow bash: run the command above (4,213 characters)? (bash.not_proven_read_only)",
   ]);
   assert.equal(unescape(lines[1]), long, "nothing of it is left out");

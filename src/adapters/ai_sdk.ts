@@ -57,6 +57,18 @@ export interface AISDKExecutionOptions {
   readonly abortSignal?: AbortSignal;
 }
 
+/** What the SDK passes to `needsApproval`. */
+export interface AISDKApprovalCheckOptions {
+  /** The SDK's id of the tool call. */
+  readonly toolCallId: string;
+  /**
+   * The conversation so far, as the SDK passes it: when it resumes an
+   * approved call, the history that holds the call. Two tool calls in it
+   * under this call's id make its approval ambiguous, and the call is refused.
+   */
+  readonly messages?: readonly unknown[];
+}
+
 /** One tool in the shape of the AI SDK's `Tool` (assignable to it). */
 export interface AISDKTool {
   /** The tool's description, as the toolset defines it. */
@@ -70,7 +82,7 @@ export interface AISDKTool {
    */
   readonly needsApproval?: (
     input: unknown,
-    options: { readonly toolCallId: string },
+    options: AISDKApprovalCheckOptions,
   ) => Promise<boolean>;
   /** Runs the call, yielding progress snapshots and then the result. */
   readonly execute: (
@@ -161,6 +173,26 @@ async function* relayed(
 }
 
 /**
+ * How many tool calls under `toolCallId` the conversation holds (the
+ * `tool-call` parts of its assistant messages). The SDK's history keeps one
+ * part per call, and ids are unique, so more than one means calls that
+ * shared the id: the SDK then resumes whichever its lookup by id finds, not
+ * necessarily the one the person was shown.
+ */
+function callsWithId(messages: readonly unknown[] | undefined, toolCallId: string): number {
+  let count = 0;
+  for (const message of messages ?? []) {
+    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
+    if (role !== "assistant" || !Array.isArray(content)) continue;
+    for (const part of content) {
+      const { type, toolCallId: id } = (part ?? {}) as { type?: unknown; toolCallId?: unknown };
+      if (type === "tool-call" && id === toolCallId) count++;
+    }
+  }
+  return count;
+}
+
+/**
  * The toolset's tools as an AI SDK `ToolSet`, for `generateText`,
  * `streamText` or an `Agent`.
  *
@@ -186,16 +218,19 @@ export function toAISDKTools(
   // and only with the input asked about: the SDK consults needsApproval again when it resumes
   // an approved call, AI SDK 7 skips it altogether under a host's own toolApproval function
   // (whose calls must not run unasked), and the SDK keys approvals by call id, so of two calls
-  // sharing an id it may show the person one and run the other.
+  // sharing an id it may show the person one and run the other. A host that makes its tools
+  // afresh for the request that answers an approval keeps no record of the first request's
+  // checks: the history the SDK resumes from then tells whether the id was shared.
   const asked = new AskedCalls();
   for (const definition of toolset.definitions) {
     const { name } = definition;
     const needsApproval = async (
       input: unknown,
-      { toolCallId }: { readonly toolCallId: string },
+      { toolCallId, messages }: AISDKApprovalCheckOptions,
     ): Promise<boolean> => {
       const asks = await asksApproval(toolset, policy, name, input);
-      if (asks) asked.ask(toolCallId, callKey(name, input));
+      if (asks && callsWithId(messages, toolCallId) > 1) asked.ambiguous(toolCallId);
+      else if (asks) asked.ask(toolCallId, callKey(name, input));
       return asks;
     };
     const approvedBySDK = (input: unknown, toolCallId: string) => {
@@ -243,7 +278,7 @@ export interface AISDKApprovalRequest {
 
 /**
  * The question to show the person for a `tool-approval-request`: every
- * effect of the call in full, with control and invisible characters escaped
+ * effect of the call in full, with control, invisible and look-alike characters escaped
  * and the length of a long command stated (the toolset's `approvalQuestion`).
  * Show it instead of the raw input, which the model wrote and which may
  * hold text that rewrites or hides itself on a terminal or a page.

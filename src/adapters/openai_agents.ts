@@ -177,7 +177,7 @@ export interface OpenAIAgentsApprovalItem {
 
 /**
  * The question to show the person for one of `result.interruptions`: every
- * effect of the call in full, with control and invisible characters escaped
+ * effect of the call in full, with control, invisible and look-alike characters escaped
  * and the length of a long command stated (the toolset's `approvalQuestion`).
  * Show it instead of the raw arguments, which the model wrote and which may
  * hold text that rewrites or hides itself on a terminal or a page.

@@ -96,6 +96,16 @@ export class AskedCalls {
   }
 
   /**
+   * Records that several calls share this id, as when the check asked about
+   * two inputs under it: every call with it is refused (see {@link take}).
+   */
+  ambiguous(callId: string): void {
+    this.#calls.delete(callId);
+    this.#calls.set(callId, AMBIGUOUS);
+    if (this.#calls.size > CALL_IDS_LIMIT) this.#calls.delete(this.#calls.keys().next().value!);
+  }
+
+  /**
    * What the record says of the call with this id and key, about to run:
    * asked (the same input; forgotten), not asked, or refused — another input
    * was asked about under its id (forgotten), or several were (kept, so each

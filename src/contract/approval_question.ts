@@ -38,8 +38,9 @@ function lengthOf(text: string): string {
  * Allow bash: run the command above (4,213 characters)? (bash.not_proven_read_only)
  * ```
  *
- * Every line is free of control and invisible characters (they are escaped),
- * so a host may print the question on a terminal or show it as it is.
+ * Every line is free of control and invisible characters and of look-alikes
+ * of ASCII (they are escaped), so a host may print the question on a
+ * terminal or show it as it is.
  *
  * @example
  * ```ts

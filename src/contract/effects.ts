@@ -51,9 +51,9 @@ export type ToolEffect =
   };
 
 /**
- * What one effect does, in full, through `visibleText` (no control or
- * invisible character of the model's input reaches a terminal that prints
- * it): ``run `make` `` or `write a.txt`.
+ * What one effect does, in full, through `visibleText` (no control,
+ * invisible or look-alike character of the model's input reaches a terminal
+ * that prints it): ``run `make` `` or `write a.txt`.
  */
 export function describeEffect(effect: ToolEffect): string {
   return effect.kind === "execute"

@@ -150,7 +150,7 @@ export interface ApprovalRequest {
   readonly signal: AbortSignal;
   /**
    * What to ask the person ({@link approvalQuestion}): every effect in full,
-   * with control and invisible characters escaped, so it can be printed on a
+   * with control, invisible and look-alike characters escaped, so it can be printed on a
    * terminal or shown as it is. Show this, not the raw input.
    */
   readonly question: string;
