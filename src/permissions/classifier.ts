@@ -62,7 +62,12 @@ const PATH_LISTS: readonly (readonly [name: string, separators: RegExp])[] = [
 ];
 
 /** Whether an absolute path, with every link in it followed, lies in a root (or cannot be told). */
-async function resolvesInsideRoots(path: string, session: ToolSessionContext): Promise<boolean> {
+async function resolvesInsideRoots(
+  path: string,
+  session: ToolSessionContext,
+  budget: ClassificationBudget,
+): Promise<boolean> {
+  budget.spend(lookupsOfPath(path));
   let full: string;
   try {
     const { real, missing } = await existingPrefix(session.filesystem, path, path);
@@ -82,9 +87,13 @@ async function resolvesInsideRoots(path: string, session: ToolSessionContext): P
  * from BASHOPTS and SHELLOPTS; POSIXLY_CORRECT changes how GNU programs
  * split their words (and SIMPLE_BACKUP_SUFFIX where cp and mv put backups);
  * and see {@link PATH_LISTS}. Entries are resolved as the read tool resolves
- * a path, so a link into the working directory counts as inside.
+ * a path, so a link into the working directory counts as inside; their
+ * lookups are spent from `budget`.
  */
-export async function environmentProblem(session: ToolSessionContext): Promise<string | null> {
+export async function environmentProblem(
+  session: ToolSessionContext,
+  budget: ClassificationBudget = new ClassificationBudget(),
+): Promise<string | null> {
   const environment = session.environment;
   for (const name of Object.keys(environment)) {
     if (CHANGES_WHAT_RUNS.includes(name)) return `the environment sets ${name}`;
@@ -101,7 +110,7 @@ export async function environmentProblem(session: ToolSessionContext): Promise<s
           JSON.stringify(entry)
         }: relative, climbing with '..' or holding '$'`;
       }
-      if (await resolvesInsideRoots(entry, session)) {
+      if (await resolvesInsideRoots(entry, session, budget)) {
         return `${name} holds ${JSON.stringify(entry)}, inside the roots`;
       }
     }
@@ -330,7 +339,7 @@ async function classifyLine(
 ): Promise<CommandClassification> {
   const parsed = parseLiteralCommands(command);
   if (!parsed.ok) return refuse(parsed.reason);
-  const environment = await environmentProblem(session);
+  const environment = await environmentProblem(session, budget);
   if (environment !== null) return refuse(environment);
   let readOnly = true;
   for (const { words } of parsed.commands) {
