@@ -373,3 +373,50 @@ test("glob: expressions that can backtrack past a square of the input run on the
     }
   }
 });
+
+test("read, list and write: a path thousands of segments deep costs a few dozen lookups, and resolves as before", async () => {
+  const lookups = new Lookups();
+  const session = await countedSession(lookups);
+  const toolset = finalizeToolset({ session, select: ["read", "list", "write"] });
+  const deep = Array(2000).fill("a").join("/");
+  for (const name of ["read", "list"]) {
+    lookups.count = 0;
+    const result = await toolset.call({ name, input: { path: deep }, callId: name });
+    assert.equal(result.error?.code, "not_found", result.output.slice(0, 100));
+    assert.ok(lookups.count <= 64, `${name}: ${lookups.count} lookups`);
+  }
+  // The longest existing prefix is still found wherever it ends.
+  const made = Array(37).fill("d").join("/");
+  for (const depth of [0, 1, 5, 6, 7, 9, 20, 36]) {
+    const path = `${Array(depth + 1).fill("d").join("/")}/new${depth}.txt`;
+    const written = await toolset.call({
+      name: "write",
+      input: { path, content: `${depth}\n` },
+      callId: "w",
+      approve: () => Promise.resolve(true),
+    });
+    assert.equal(written.ok, true, written.output);
+  }
+  lookups.count = 0;
+  const read = await toolset.call({
+    name: "read",
+    input: { path: `${made}/new36.txt` },
+    callId: "r",
+  });
+  assert.equal(read.ok, true, read.output);
+  const missing = await toolset.call({
+    name: "read",
+    input: { path: `${made}/x/${deep.slice(0, 3000)}` },
+    callId: "m",
+  });
+  assert.equal(missing.error?.code, "not_found");
+  assert.ok(lookups.count <= 64, `${lookups.count} lookups`);
+  const climbing = await toolset.call({
+    name: "write",
+    input: { path: `${made}/x/y/../z.txt`, content: "" },
+    callId: "c",
+    approve: () => Promise.resolve(true),
+  });
+  assert.equal(climbing.error?.code, "invalid_path");
+  assert.match(climbing.output, /climbs with '\.\.' through a directory that does not exist/);
+});

@@ -19,9 +19,9 @@ export const MAX_CLASSIFIED_COMMAND_LENGTH = 16 * 1024;
 
 /**
  * Most file-system lookups one classification may make. A path is counted
- * at its most: one lookup per segment plus two (the resolver looks each
- * missing level up once, then the first missing name), and a `..` or a
- * copy target one more each.
+ * at its most: one lookup per segment plus three (the resolver looks up
+ * the whole path, missing levels, and the first missing name), and a `..`
+ * or a copy target one more each.
  */
 export const MAX_CLASSIFIER_LOOKUPS = 1024;
 
@@ -55,9 +55,9 @@ export class ClassificationBudget {
   }
 }
 
-/** The most lookups the resolver makes for `path`: one per segment, plus two. */
+/** The most lookups the resolver makes for `path`: one per segment, plus three. */
 export function lookupsOfPath(path: string): number {
   let segments = 1;
   for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) segments++;
-  return segments + 2;
+  return segments + 3;
 }
