@@ -22,12 +22,12 @@ export const MAX_PATTERN_LENGTH = 4096;
  * {@link programSize} estimates them: a counted repetition multiplies what
  * it repeats.
  */
-export const MAX_PATTERN_PROGRAM = 10_000;
+export const MAX_PATTERN_PROGRAM = 5_000;
 
 /** What a Unicode class escape (`\pL`, `\p{Greek}`, `\PN`) counts for. */
 const UNICODE_CLASS_COST = 100;
 /** What a class range wider than {@link WIDE_RANGE} counts for when case is folded. */
-const FOLDED_WIDE_RANGE_COST = 5_000;
+const FOLDED_WIDE_RANGE_COST = 2_000;
 /** The widest range whose case folding is cheap (it is folded character by character). */
 const WIDE_RANGE = 256;
 
@@ -135,7 +135,7 @@ function escapeEnd(pattern: string, start: number): { end: number; size: number 
  * `+` and `?` two more, and `{n,m}` what it repeats times m (or n when
  * unbounded) plus m − n; a Unicode class escape counts as 100, and, when
  * case is folded (`caseInsensitive`, or an `i` flag anywhere in the
- * pattern), a class range over 256 characters wide as 5000. Errs high:
+ * pattern), a class range over 256 characters wide as 2000. Errs high:
  * `(?i)` counts as a group, a character beyond the BMP outside a class as
  * two.
  */
