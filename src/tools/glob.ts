@@ -21,8 +21,8 @@ const GlobSchema = v.strictObject({
     v.minLength(1),
     v.maxLength(MAX_GLOB_LENGTH, tooLong(MAX_GLOB_LENGTH, "use a shorter pattern")),
     v.description(
-      "Glob pattern (`**`, `*`, `?`, braces, extglobs), matched against paths relative to `path`; " +
-        `at most ${MAX_GLOB_LENGTH} characters.`,
+      "Glob pattern (`**`, `*`, `?`, braces, extglobs), matched against paths relative to `path`. " +
+        `At most ${MAX_GLOB_LENGTH} characters.`,
     ),
   ),
   path: v.optional(

@@ -34,7 +34,7 @@ const GrepSchema = v.strictObject({
       tooLong(MAX_PATTERN_LENGTH, "search for a shorter, distinctive part of the text"),
     ),
     v.description(
-      `Regular expression in RE2 syntax (as ripgrep), at most ${MAX_PATTERN_LENGTH} characters.`,
+      `Regular expression in RE2 syntax (as ripgrep). At most ${MAX_PATTERN_LENGTH} characters.`,
     ),
   ),
   path: v.optional(
