@@ -272,6 +272,10 @@ test("glob: a glob that would backtrack for seconds on each name ends at once, w
   assert.equal(found.output, "src/very_long_index\nvery_long_index");
 });
 
+test("glob: a glob whose expression holds a backreference is invalid_input, not run on the backtracking engine", () => {
+  assert.throws(() => globMatcher("(a)\\1*"), /pattern is not a valid glob: .*backreference/);
+});
+
 test("glob: expressions that can backtrack past a square of the input run on the linear engine, and agree with picomatch", () => {
   for (const pattern of BACKTRACKING_GLOBS) {
     const tree = parseRegex(picomatch.makeRe(pattern, { dot: true }).source);
@@ -320,6 +324,9 @@ test("glob: expressions that can backtrack past a square of the input run on the
     "é*",
     "?.txt",
     "*.😀",
+    "\\1..3", // JavaScript reads \1 with no group before it as an octal escape
+    "a\\47*",
+    "\\8\\c",
     ...BACKTRACKING_GLOBS,
   ];
   const paths = [
@@ -359,6 +366,10 @@ test("glob: expressions that can backtrack past a square of the input run on the
     "component_name_file.tsx.map",
     "aaab",
     "a/a/a/a/a/a/a/b",
+    "\u0001..3",
+    "a'x",
+    "8c",
+    "8\\c",
   ];
   for (const pattern of patterns) {
     for (const options of [{ dot: true, strictBrackets: true }, { dot: true }]) {

@@ -82,11 +82,30 @@ function complement(ranges: Ranges): Ranges {
   return out;
 }
 
+/** The capturing groups of an expression's source: each `(` not escaped, in no class, and not `(?`. */
+function capturingGroups(source: string): number {
+  let count = 0;
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
+    else if (c === "(" && source[i + 1] !== "?") count++;
+  }
+  return count;
+}
+
 /** Reads a regular expression's source, one UTF-16 code unit at a time. */
 class Reader {
   i = 0;
+  /** How many capturing groups the expression has (what a `\N` may refer to). */
+  readonly groups: number;
+
   /** Starts at the beginning of `source`. */
-  constructor(readonly source: string) {}
+  constructor(readonly source: string) {
+    this.groups = capturingGroups(source);
+  }
 
   /** The whole expression. */
   read(): RegexNode {
@@ -180,7 +199,14 @@ class Reader {
     }
   }
 
-  /** An escape after its backslash; in a class, `\b` is a backspace. */
+  /**
+   * An escape after its backslash, as a JavaScript expression without the
+   * `u` flag reads it (Annex B): in a class `\b` is a backspace; `\N` is a
+   * backreference only when the expression has N capturing groups (refused
+   * here), otherwise an octal escape (`\8`, `\9`: the digit itself); `\c`
+   * and `\x`, `\u` without their digits, and any other letter stand for
+   * themselves.
+   */
   escape(inClass: boolean): RegexNode & { kind: "set" | "boundary" } {
     const c = this.source[this.i++];
     if (c === undefined) throw new UnsupportedRegex("a trailing backslash");
@@ -196,17 +222,38 @@ class Reader {
     if (c === "w" || c === "W") return { kind: "set", ranges: WORD, negated: c === "W" };
     if (c === "s" || c === "S") return { kind: "set", ranges: SPACE, negated: c === "S" };
     if (c in CONTROL) return one(CONTROL[c]);
-    if (c === "0" && !/[0-9]/.test(this.source[this.i] ?? "")) return one(0);
+    if (/[0-9]/.test(c)) {
+      const decimal = /^[0-9]*/.exec(this.source.slice(this.i))![0];
+      if (c !== "0" && !inClass && Number(c + decimal) <= this.groups) {
+        throw new UnsupportedRegex(`the backreference \\${c}${decimal}`);
+      }
+      if (c === "8" || c === "9") return one(c.charCodeAt(0));
+      // A legacy octal escape: up to three octal digits, at most \377.
+      let value = Number(c);
+      while (
+        /[0-7]/.test(this.source[this.i] ?? "") && value * 8 + Number(this.source[this.i]) <= 0o377
+      ) {
+        value = value * 8 + Number(this.source[this.i++]);
+      }
+      return one(value);
+    }
+    if (c === "c") {
+      const letter = this.source[this.i] ?? "";
+      if (/[a-zA-Z]/.test(letter)) {
+        this.i++;
+        return one(letter.charCodeAt(0) % 32);
+      }
+      this.i--; // `\c` without a letter is a backslash, and `c` after it
+      return one(0x5c);
+    }
     if (c === "x" || c === "u") {
       const digits = c === "x" ? 2 : 4;
       const hex = this.source.slice(this.i, this.i + digits);
-      if (!new RegExp(`^[0-9a-fA-F]{${digits}}$`).test(hex)) {
-        throw new UnsupportedRegex(`the escape \\${c}${hex}`);
+      if (new RegExp(`^[0-9a-fA-F]{${digits}}$`).test(hex)) {
+        this.i += digits;
+        return one(parseInt(hex, 16));
       }
-      this.i += digits;
-      return one(parseInt(hex, 16));
     }
-    if (/[0-9a-zA-Z]/.test(c)) throw new UnsupportedRegex(`the escape \\${c}`);
     return one(c.charCodeAt(0)); // an identity escape
   }
 
