@@ -51,6 +51,7 @@ export type {
   InputOf,
   OutputOf,
   PreparedCall,
+  PrepareOptions,
   SelectedName,
   SelectedTools,
   SuggestedName,
@@ -158,6 +159,11 @@ export type {
   PolicyDecision,
 } from "./src/contract/policy.ts";
 export { classifyCommand } from "./src/permissions/classifier.ts";
+export type { ClassifyOptions } from "./src/permissions/classifier.ts";
+export {
+  MAX_CLASSIFIED_COMMAND_LENGTH,
+  MAX_CLASSIFIER_LOOKUPS,
+} from "./src/permissions/classification_budget.ts";
 
 export { builtinRegistry } from "./src/tools/mod.ts";
 export type { BuiltinTool } from "./src/tools/mod.ts";

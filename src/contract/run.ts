@@ -63,13 +63,16 @@ export async function parseInput(tool: AnyTool, raw: unknown): Promise<ParsedInp
   };
 }
 
+/** The error of a call whose signal aborted: `timed_out` past its deadline, else `cancelled`. */
+export function interruptionOf(signal: AbortSignal): ToolErrorInfo {
+  const reason = signal.reason as { name?: string } | undefined;
+  return reason?.name === "TimeoutError"
+    ? { code: "timed_out", message: "The call ran past its deadline and was stopped." }
+    : { code: "cancelled", message: "The call was cancelled." };
+}
+
 function errorOf(error: unknown, call: ToolCallContext): ToolErrorInfo {
-  if (call.signal.aborted) {
-    const reason = call.signal.reason as { name?: string } | undefined;
-    return reason?.name === "TimeoutError"
-      ? { code: "timed_out", message: "The call ran past its deadline and was stopped." }
-      : { code: "cancelled", message: "The call was cancelled." };
-  }
+  if (call.signal.aborted) return interruptionOf(call.signal);
   if (error instanceof ToolError) return { code: error.code, message: error.message };
   const message = error instanceof Error ? error.message : String(error);
   return { code: "backend_failure", message: `The tool failed unexpectedly: ${message}` };

@@ -46,8 +46,16 @@ export interface ToolSpec<Input, Output, Name extends string = string> {
    * `outputSchema`). Without it the tool advertises no output schema.
    */
   readonly output?: StandardSchemaV1<unknown, Output>;
-  /** The effects a call would have, for the permission decision. */
-  effects(input: Input, session: ToolSessionContext): Promise<readonly ToolEffect[]>;
+  /**
+   * The effects a call would have, for the permission decision. `signal`
+   * aborts when the call is cancelled or its deadline passes: work that can
+   * take long (the classification of a command) stops then.
+   */
+  effects(
+    input: Input,
+    session: ToolSessionContext,
+    signal: AbortSignal,
+  ): Promise<readonly ToolEffect[]>;
   /** Runs the call. Throw a `ToolError` for a tool-level failure. */
   execute(
     input: Input,

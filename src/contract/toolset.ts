@@ -12,7 +12,7 @@ import type { ProgressSink, ToolResult } from "./result.ts";
 import type { JsonSchemaObject } from "./schema.ts";
 import type { AnyTool, Tool } from "./tool.ts";
 import { deepFreeze } from "./tool.ts";
-import { failedResult, parseInput, runTool } from "./run.ts";
+import { failedResult, interruptionOf, parseInput, runTool } from "./run.ts";
 import type { ToolRegistry } from "./registry.ts";
 import { toToolError } from "../backends/errors.ts";
 import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
@@ -128,6 +128,16 @@ export type PreparedCall<Name extends string = string, Input = unknown> =
     readonly error: ToolErrorInfo;
   };
 
+/** Options of {@link FinalizedToolset.prepare}. */
+export interface PrepareOptions {
+  /**
+   * Aborts the preparation: resolving effects (classifying a command) stops,
+   * and the prepared call is a failure with the code `cancelled`, or
+   * `timed_out` when the signal's reason is a `TimeoutError`.
+   */
+  readonly signal?: AbortSignal;
+}
+
 /** The per-call part a host passes to {@link FinalizedToolset.execute}. */
 export interface CallOptions {
   /** The call's id. */
@@ -207,10 +217,11 @@ export interface FinalizedToolset<Tools extends AnyTool = AnyTool> {
   readonly definitions: readonly ToolDefinition[];
   /** The session the toolset is bound to. */
   readonly session: ToolSessionContext;
-  /** Validates a call and resolves its effects, without running it. */
+  /** Validates a call and resolves its effects, without running it; `signal` stops it. */
   prepare<const Name extends SuggestedName<Tools>>(
     name: CallName<Tools, Name>,
     input: CallInput<Tools, Name>,
+    options?: PrepareOptions,
   ): Promise<PreparedCall<Name, CallInput<Tools, Name>>>;
   /** Runs a prepared call; every path is resolved again at execution. */
   execute<Name extends string>(
@@ -295,7 +306,7 @@ function callSignal(options: CallOptions): { signal: AbortSignal; done: () => vo
 interface ErasedToolset {
   readonly definitions: readonly ToolDefinition[];
   readonly session: ToolSessionContext;
-  prepare(name: string, raw: unknown): Promise<PreparedCall>;
+  prepare(name: string, raw: unknown, options?: PrepareOptions): Promise<PreparedCall>;
   execute(prepared: PreparedCall, options: CallOptions): Promise<ToolResult>;
   call(request: CallRequest): Promise<ToolResult>;
 }
@@ -330,10 +341,17 @@ export function buildToolset<Tools extends AnyTool>(
   })));
   const issued = new WeakSet<PreparedCall>();
 
-  async function prepare(name: string, raw: unknown): Promise<PreparedCall> {
+  async function prepare(
+    name: string,
+    raw: unknown,
+    options: PrepareOptions = {},
+  ): Promise<PreparedCall> {
     const tool = dispatch.get(name);
+    const signal = options.signal ?? new AbortController().signal;
     let prepared: PreparedCall;
-    if (tool === undefined) {
+    if (signal.aborted) {
+      prepared = { ok: false, name, toolId: tool?.id ?? "", error: interruptionOf(signal) };
+    } else if (tool === undefined) {
       const names = [...dispatch.keys()].join(", ");
       const message = `There is no tool named ${name}; available: ${names}.`;
       prepared = { ok: false, name, toolId: "", error: { code: "unknown_tool", message } };
@@ -343,7 +361,9 @@ export function buildToolset<Tools extends AnyTool>(
         prepared = { ok: false, name, toolId: tool.id, error: parsed.error };
       } else {
         try {
-          const effects = await tool.effects(parsed.input, session);
+          const effects = await tool.effects(parsed.input, session, signal);
+          // Effects resolved after an abort are not trusted to be whole.
+          signal.throwIfAborted();
           prepared = {
             ok: true,
             name,
@@ -353,7 +373,9 @@ export function buildToolset<Tools extends AnyTool>(
             effects,
           };
         } catch (error) {
-          const { code, message } = toToolError(error, "prepare", name);
+          const { code, message } = signal.aborted
+            ? interruptionOf(signal)
+            : toToolError(error, "prepare", name);
           prepared = { ok: false, name, toolId: tool.id, error: { code, message } };
         }
       }
@@ -409,7 +431,10 @@ export function buildToolset<Tools extends AnyTool>(
       const callId = typeof given.callId === "string" ? given.callId : "";
       return failedResult({ callId, toolId: dispatch.get(name)?.id ?? "", name }, problem);
     }
-    const prepared = await prepare(request.name, request.input);
+    // The turn's signal and the deadline stop the preparation too (a long command's classification).
+    const preparing = callSignal(request);
+    const prepared = await prepare(request.name, request.input, { signal: preparing.signal })
+      .finally(preparing.done);
     if (prepared.ok) {
       const verdict = policy(session.permissions, prepared.effects);
       const base = { callId: request.callId, toolId: prepared.toolId, name: prepared.name };

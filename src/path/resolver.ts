@@ -79,12 +79,21 @@ function displayOf(root: string, real: string, kind: RootKind): string {
   return relative === "" ? "." : relative;
 }
 
+/** How many levels {@link existingPrefix} tries one by one before it takes longer steps. */
+const LEVELS_ONE_BY_ONE = 4;
+
 /**
  * The longest existing prefix of an absolute path, canonical, and the
  * segments after it as written. Throws `not_found` when nothing of it
  * exists, and `invalid_path` when a missing part climbs with `..` or the
  * next segment is a link whose target is missing (it could be made to lead
  * anywhere).
+ *
+ * A prefix exists whenever a longer one does (the kernel resolves the
+ * shorter on the way), so the longest is searched for: a few levels up one
+ * by one (a missing path usually misses only its last segments), then in
+ * doubling steps and by halving. A path thousands of segments deep takes a
+ * few dozen lookups, not thousands.
  */
 export async function existingPrefix(
   filesystem: PathProbe,
@@ -97,15 +106,36 @@ export async function existingPrefix(
     if (!(error instanceof ToolError) || error.code !== "not_found") throw error;
   }
   const segments = joined.split("/").filter((s) => s !== "" && s !== ".");
-  for (let keep = segments.length - 1; keep >= 0; keep--) {
-    const prefix = "/" + segments.slice(0, keep).join("/");
-    let real: string;
+  /** The canonical prefix of `keep` segments, or null when it does not exist. */
+  const resolved = async (keep: number): Promise<string | null> => {
     try {
-      real = await filesystem.realPath(prefix);
+      return await filesystem.realPath("/" + segments.slice(0, keep).join("/"));
     } catch (error) {
-      if (error instanceof ToolError && error.code === "not_found") continue;
+      if (error instanceof ToolError && error.code === "not_found") return null;
       throw error;
     }
+  };
+  // `missingFrom`: the fewest segments known not to exist; `keep`, `real`: the most known to.
+  let missingFrom = segments.length;
+  let keep = -1;
+  let real: string | null = null;
+  for (let tried = 0, step = 1; missingFrom > 0; tried++) {
+    const next = Math.max(0, missingFrom - step);
+    real = await resolved(next);
+    if (real !== null) {
+      keep = next;
+      break;
+    }
+    missingFrom = next;
+    if (tried >= LEVELS_ONE_BY_ONE) step *= 2;
+  }
+  while (real !== null && missingFrom - keep > 1) {
+    const middle = Math.floor((keep + missingFrom) / 2);
+    const found = await resolved(middle);
+    if (found === null) missingFrom = middle;
+    else [keep, real] = [middle, found];
+  }
+  if (real !== null) {
     const missing = segments.slice(keep);
     if (missing.includes("..")) {
       throw new ToolError(

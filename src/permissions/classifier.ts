@@ -7,7 +7,10 @@
  * option parser splits them into options from a closed read-only set and
  * operands (see `programs.ts`), every file it names resolving inside the
  * roots as the read tool's boundary resolves it, and the session's
- * environment not changing what bash runs. Anything not proven fails closed.
+ * environment not changing what bash runs. Anything not proven fails closed,
+ * and so does a command whose check would pass the bounds of
+ * `classification_budget.ts`: a long command is answered at once, and the
+ * call's signal stops the check between two file-system lookups.
  *
  * The file-system gate admits mkdir, touch, cp, mv and rmdir whose every
  * path, including a target directory in any spelling, resolves inside the
@@ -22,6 +25,12 @@ import type { CommandClassification } from "../contract/effects.ts";
 import { NotAdmitted, parseArguments, type ParsedArguments } from "./arguments.ts";
 import { GATE_PROGRAMS, type GatePaths, READ_ONLY_PROGRAMS } from "./programs.ts";
 import { parseLiteralCommands } from "./shell_lexer.ts";
+import {
+  ClassificationBudget,
+  lookupsOfPath,
+  MAX_CLASSIFIED_COMMAND_LENGTH,
+  OverBudget,
+} from "./classification_budget.ts";
 
 /** Environment variables with which the same text runs differently in bash or in a program. */
 const CHANGES_WHAT_RUNS = [
@@ -55,7 +64,12 @@ const PATH_LISTS: readonly (readonly [name: string, separators: RegExp])[] = [
 ];
 
 /** Whether an absolute path, with every link in it followed, lies in a root (or cannot be told). */
-async function resolvesInsideRoots(path: string, session: ToolSessionContext): Promise<boolean> {
+async function resolvesInsideRoots(
+  path: string,
+  session: ToolSessionContext,
+  budget: ClassificationBudget,
+): Promise<boolean> {
+  budget.spend(lookupsOfPath(path));
   let full: string;
   try {
     const { real, missing } = await existingPrefix(session.filesystem, path, path);
@@ -77,9 +91,12 @@ async function resolvesInsideRoots(path: string, session: ToolSessionContext): P
  * STDDATA_FD makes tree write to a descriptor; a name holding `=` is read
  * by a process as the name before it; and see {@link PATH_LISTS}.
  * Entries are resolved as the read tool resolves a path, so a link into the
- * working directory counts as inside.
+ * working directory counts as inside; their lookups are spent from `budget`.
  */
-export async function environmentProblem(session: ToolSessionContext): Promise<string | null> {
+export async function environmentProblem(
+  session: ToolSessionContext,
+  budget: ClassificationBudget = new ClassificationBudget(),
+): Promise<string | null> {
   const environment = session.environment;
   for (const name of Object.keys(environment)) {
     // A process splits `NAME=value` at its first `=`, so a name holding one sets the variable
@@ -103,7 +120,7 @@ export async function environmentProblem(session: ToolSessionContext): Promise<s
           JSON.stringify(entry)
         }: relative, climbing with '..' or holding '$'`;
       }
-      if (await resolvesInsideRoots(entry, session)) {
+      if (await resolvesInsideRoots(entry, session, budget)) {
         return `${name} holds ${JSON.stringify(entry)}, inside the roots`;
       }
     }
@@ -140,18 +157,27 @@ export function readOnlyPaths(words: readonly string[]): ReadPaths {
  * already known to follow a plain directory, where the text and the kernel
  * agree.
  */
-async function linkBeforeParent(path: string, session: ToolSessionContext): Promise<boolean> {
+async function linkBeforeParent(
+  path: string,
+  session: ToolSessionContext,
+  budget: ClassificationBudget,
+): Promise<boolean> {
   const segments = path.split("/");
   for (let i = 1; i < segments.length; i++) {
     if (segments[i] !== "..") continue;
-    const kind = await kindAt(segments.slice(0, i).join("/") || "/", session);
+    const kind = await kindAt(segments.slice(0, i).join("/") || "/", session, budget);
     if (kind === null || kind === "symlink") return true;
   }
   return false;
 }
 
 /** What a path names without following a final link: its kind, or null when nothing is there. */
-async function kindAt(path: string, session: ToolSessionContext): Promise<string | null> {
+async function kindAt(
+  path: string,
+  session: ToolSessionContext,
+  budget: ClassificationBudget,
+): Promise<string | null> {
+  budget.spend(1);
   const absolute = posix.join(path.startsWith("/") ? "" : session.workingDirectory, path);
   const info = await session.filesystem.lstat(absolute).catch(() => null);
   return info?.kind ?? null;
@@ -171,15 +197,18 @@ async function outsideRoots(
   path: string,
   access: "read" | "write",
   session: ToolSessionContext,
+  budget: ClassificationBudget,
   refuse: { readonly directories?: boolean; readonly workingDirectory?: boolean } = {},
 ): Promise<string | null> {
   // `-` is checked as a name too: standard input to cat, it is a name to ls, du and tree.
   // clap (rg) also reads `-f=FILE` as FILE: both readings must be inside.
   const readings = path.startsWith("=") && path.length > 1 ? [path, path.slice(1)] : [path];
   for (const reading of readings) {
+    // Counted before any lookup: an exhausted budget or an abort is no answer about the path.
+    budget.spend(lookupsOfPath(reading) + (refuse.directories ? 1 : 0));
     if (
       reading.split("/").includes("..") &&
-      (access === "write" || await linkBeforeParent(reading, session))
+      (access === "write" || await linkBeforeParent(reading, session, budget))
     ) {
       return `${JSON.stringify(reading)} climbs with '..'${
         access === "read" ? " after a symbolic link" : ""
@@ -205,6 +234,7 @@ async function outsideRoots(
 async function gateViolation(
   words: readonly string[],
   session: ToolSessionContext,
+  budget: ClassificationBudget,
 ): Promise<string | null> {
   const [name, ...args] = words;
   const gate = GATE_PROGRAMS.get(name);
@@ -222,11 +252,13 @@ async function gateViolation(
       if (path === "") return `${name} has an empty path`;
       // What the command removes or moves away is never the working directory itself.
       const workingDirectory = paths.remove.includes(path);
-      const problem = await outsideRoots(path, access, session, { workingDirectory });
+      const problem = await outsideRoots(path, access, session, budget, { workingDirectory });
       if (problem !== null) return `${name} path ${problem}`;
     }
   }
-  return paths.copies === undefined ? null : await copyViolation(name, paths.copies, session);
+  return paths.copies === undefined
+    ? null
+    : await copyViolation(name, paths.copies, session, budget);
 }
 
 /**
@@ -240,13 +272,14 @@ async function copyViolation(
   name: string,
   copies: NonNullable<GatePaths["copies"]>,
   session: ToolSessionContext,
+  budget: ClassificationBudget,
 ): Promise<string | null> {
   for (const source of copies.sources) {
-    if (await kindAt(source, session) !== "file") {
+    if (await kindAt(source, session, budget) !== "file") {
       return `${name} source ${JSON.stringify(source)} is not a regular file`;
     }
   }
-  const destinationKind = await kindAt(copies.destination, session);
+  const destinationKind = await kindAt(copies.destination, session, budget);
   if (destinationKind === "symlink") {
     return `${name} destination ${JSON.stringify(copies.destination)} is a symbolic link`;
   }
@@ -254,18 +287,31 @@ async function copyViolation(
     ? copies.sources.map((source) => posix.join(copies.destination, posix.basename(source)))
     : [copies.destination];
   for (const target of targets) {
-    if (await kindAt(target, session) === "symlink") {
+    if (await kindAt(target, session, budget) === "symlink") {
       return `${name} would write through the symbolic link ${JSON.stringify(target)}`;
     }
-    const problem = await outsideRoots(target, "write", session);
+    const problem = await outsideRoots(target, "write", session, budget);
     if (problem !== null) return `${name} target ${problem}`;
   }
   return null;
 }
 
+/** The classification of a command that was not proven, for the reason `why`. */
+function refuse(why: string): CommandClassification {
+  return { readOnly: false, fileSystemGate: false, reason: `not proven read-only: ${why}` };
+}
+
+/** Options of {@link classifyCommand}. */
+export interface ClassifyOptions {
+  /** Stops the classification between two file-system lookups; it then throws the signal's reason. */
+  readonly signal?: AbortSignal;
+}
+
 /**
  * Classifies a `bash` command: read-only by the closed whitelist, and/or
- * admitted by the acceptEdits file-system gate. Fails closed.
+ * admitted by the acceptEdits file-system gate. Fails closed, also for a
+ * command longer than 16 KiB or whose paths would take more than 1024
+ * file-system lookups to check (see `classification_budget.ts`).
  *
  * @example
  * ```ts
@@ -278,15 +324,32 @@ async function copyViolation(
 export async function classifyCommand(
   command: string,
   session: ToolSessionContext,
+  options: ClassifyOptions = {},
 ): Promise<CommandClassification> {
-  const refuse = (why: string): CommandClassification => ({
-    readOnly: false,
-    fileSystemGate: false,
-    reason: `not proven read-only: ${why}`,
-  });
+  options.signal?.throwIfAborted();
+  if (command.length > MAX_CLASSIFIED_COMMAND_LENGTH) {
+    return refuse(
+      `the command is longer than ${MAX_CLASSIFIED_COMMAND_LENGTH} characters, past which a ` +
+        "command is not classified",
+    );
+  }
+  try {
+    return await classifyLine(command, session, new ClassificationBudget(options.signal));
+  } catch (error) {
+    if (error instanceof OverBudget) return refuse(error.message);
+    throw error;
+  }
+}
+
+/** {@link classifyCommand} for a command within the length bound, spending `budget`. */
+async function classifyLine(
+  command: string,
+  session: ToolSessionContext,
+  budget: ClassificationBudget,
+): Promise<CommandClassification> {
   const parsed = parseLiteralCommands(command);
   if (!parsed.ok) return refuse(parsed.reason);
-  const environment = await environmentProblem(session);
+  const environment = await environmentProblem(session, budget);
   if (environment !== null) return refuse(environment);
   let readOnly = true;
   for (const { words } of parsed.commands) {
@@ -299,7 +362,9 @@ export async function classifyCommand(
     try {
       const { paths, noDirectories } = readOnlyPaths(words);
       for (const path of paths) {
-        const problem = await outsideRoots(path, "read", session, { directories: noDirectories });
+        const problem = await outsideRoots(path, "read", session, budget, {
+          directories: noDirectories,
+        });
         if (problem !== null) {
           violation = `${words[0]} reads ${problem}`;
           break;
@@ -311,7 +376,7 @@ export async function classifyCommand(
     }
     if (violation === null) continue;
     readOnly = false;
-    const gateProblem = await gateViolation(words, session);
+    const gateProblem = await gateViolation(words, session, budget);
     if (gateProblem !== null) {
       return refuse(GATE_PROGRAMS.has(words[0]) ? `${violation}; ${gateProblem}` : violation);
     }

@@ -9,6 +9,7 @@ import { RE2JS } from "re2js";
 import { ToolError } from "../errors.ts";
 import { byteLiteral } from "./bytes.ts";
 import type { ByteLiteral } from "./bytes.ts";
+import { checkPatternBounds } from "./pattern_bounds.ts";
 
 /** A compiled pattern. */
 export interface LineMatcher {
@@ -82,13 +83,17 @@ export interface MatcherOptions {
   readonly checked?: boolean;
 }
 
-/** Compiles `pattern`, or throws `invalid_input` with the engine's message. */
+/**
+ * Compiles `pattern`, or throws `invalid_input` with the engine's message,
+ * or naming the bound it passes (see `pattern_bounds.ts`) before any work.
+ */
 export function compileMatcher(pattern: string, options: MatcherOptions = {}): LineMatcher {
   const { caseInsensitive = false, checked = false } = options;
   const flags = caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0;
   const compile = (extra: number) => RE2JS.compile(pattern, flags | extra);
   let regex: RE2JS | null = null;
   if (!checked) {
+    checkPatternBounds(pattern, caseInsensitive);
     try {
       regex = compile(0);
     } catch (error) {

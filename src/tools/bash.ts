@@ -12,6 +12,10 @@ import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import type { ErrorCode } from "../errors.ts";
 import { classifyCommand } from "../permissions/classifier.ts";
+import {
+  MAX_CLASSIFIED_COMMAND_LENGTH,
+  MAX_CLASSIFIER_LOOKUPS,
+} from "../permissions/classification_budget.ts";
 import { BoundedOutput } from "./shared/bounded_output.ts";
 import { ProgressRelay } from "./shared/progress.ts";
 import type { ProcessOutput } from "../backends/process.ts";
@@ -169,15 +173,18 @@ export const bashTool: Tool<BashInput, BashOutput, "bash"> = defineTool<
     "it started are ended too, including background, nohup, setsid and daemonized ones, so a server " +
     "started here does not keep running after the call. This is best effort without OS isolation: a " +
     "process that removes OPENWORK_CALL from its environment (unset, env -i) and detaches (setsid) " +
-    "escapes it, and is not reported.",
+    "escapes it, and is not reported. A command proven read-only runs without approval; one longer " +
+    `than ${MAX_CLASSIFIED_COMMAND_LENGTH} characters, or whose file operands would need more than ` +
+    `${MAX_CLASSIFIER_LOOKUPS} file-system lookups to check (about one per path segment), is not ` +
+    "checked and always needs approval.",
   risk: "execute",
   input: BashSchema,
   output: BashOutputSchema,
-  async effects(input, session) {
+  async effects(input, session, signal) {
     return [{
       kind: "execute",
       command: input.command,
-      classification: await classifyCommand(input.command, session),
+      classification: await classifyCommand(input.command, session, { signal }),
     }];
   },
   async execute(input, session, call) {

@@ -10,17 +10,19 @@ import { defineTool } from "../contract/tool.ts";
 import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import { ToolError } from "../errors.ts";
-import { globMatcher } from "../search/glob_filter.ts";
+import { globMatcher, MAX_GLOB_LENGTH } from "../search/glob_filter.ts";
 import { ignoreStateAt } from "./shared/ignore_state.ts";
 import { readEffects, readStart } from "./shared/reads.ts";
-import { optionalCount } from "./shared/inputs.ts";
+import { optionalCount, tooLong } from "./shared/inputs.ts";
 
 const GlobSchema = v.strictObject({
   pattern: v.pipe(
     v.string(),
     v.minLength(1),
+    v.maxLength(MAX_GLOB_LENGTH, tooLong(MAX_GLOB_LENGTH, "use a shorter pattern")),
     v.description(
-      "Glob pattern (`**`, `*`, `?`, braces, extglobs), matched against paths relative to `path`.",
+      "Glob pattern (`**`, `*`, `?`, braces, extglobs), matched against paths relative to `path`. " +
+        `At most ${MAX_GLOB_LENGTH} characters.`,
     ),
   ),
   path: v.optional(

@@ -11,12 +11,13 @@ import type { Tool } from "../contract/tool.ts";
 import type { SameType } from "../contract/schema.ts";
 import type { TreeHit, TreeSearch } from "../backends/filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
-import { globFilter } from "../search/glob_filter.ts";
+import { MAX_PATTERN_LENGTH, MAX_PATTERN_PROGRAM } from "../search/pattern_bounds.ts";
+import { globFilter, MAX_GLOB_LENGTH } from "../search/glob_filter.ts";
 import type { ScanMode } from "../search/scan.ts";
 import { cutUtf8 } from "./shared/text.ts";
 import { ignoreStateAt } from "./shared/ignore_state.ts";
 import { readEffects, readStart } from "./shared/reads.ts";
-import { optionalCount } from "./shared/inputs.ts";
+import { optionalCount, tooLong } from "./shared/inputs.ts";
 
 /** Files larger than this are skipped and counted as `too_large`. */
 export const GREP_MAX_FILE_BYTES: number = 32 * 1024 * 1024;
@@ -28,7 +29,13 @@ const GrepSchema = v.strictObject({
   pattern: v.pipe(
     v.string(),
     v.minLength(1),
-    v.description("Regular expression in RE2 syntax (as ripgrep)."),
+    v.maxLength(
+      MAX_PATTERN_LENGTH,
+      tooLong(MAX_PATTERN_LENGTH, "search for a shorter, distinctive part of the text"),
+    ),
+    v.description(
+      `Regular expression in RE2 syntax (as ripgrep). At most ${MAX_PATTERN_LENGTH} characters.`,
+    ),
   ),
   path: v.optional(
     v.pipe(
@@ -39,9 +46,11 @@ const GrepSchema = v.strictObject({
   glob: v.optional(
     v.pipe(
       v.string(),
+      v.maxLength(MAX_GLOB_LENGTH, tooLong(MAX_GLOB_LENGTH, "use a shorter glob")),
       v.description(
         "Only files matching this glob: without a slash it matches file names at any depth " +
-          "(`*.ts`); with one, paths relative to the working directory (`src/**/*.ts`). A leading ! excludes.",
+          "(`*.ts`); with one, paths relative to the working directory (`src/**/*.ts`). A leading ! excludes. " +
+          `At most ${MAX_GLOB_LENGTH} characters.`,
       ),
     ),
   ),
@@ -234,7 +243,9 @@ export const grepTool: Tool<GrepInput, GrepOutput, "grep"> = defineTool<
     "Search file contents with a regular expression (RE2 syntax, linear time). Walks `path` " +
     `(default: the working directory), honouring .gitignore, skipping .git/, binary files and files over ${MAX_FILE_SIZE} ` +
     "(all counted). Modes: files_with_matches (default), content (path:line:text, optional context lines), " +
-    "count. Stops at max_results (default 200).",
+    `count. Stops at max_results (default 200). A pattern is at most ${MAX_PATTERN_LENGTH} ` +
+    `characters and expands to at most ${MAX_PATTERN_PROGRAM} items once its counted ` +
+    "repetitions ({n}) are multiplied out, a Unicode class such as \\pL counting as 100.",
   risk: "read",
   input: GrepSchema,
   output: GrepOutputSchema,

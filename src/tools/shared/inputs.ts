@@ -34,3 +34,12 @@ export function optionalCount(description: string): OptionalCountSchema {
     ),
   );
 }
+
+/**
+ * The message of a string field over `max` characters, for `v.maxLength`:
+ * the bound, the length given, and what to do instead. (The field's name
+ * leads it when the toolset reports it.)
+ */
+export function tooLong(max: number, instead: string): (issue: { received: string }) => string {
+  return (issue) => `Invalid length: at most ${max} characters, not ${issue.received}; ${instead}`;
+}
