@@ -12,19 +12,17 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { generateText, type ModelMessage, stepCountIs } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
-import {
-  Agent,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  RunContext,
-  Runner,
-  type StreamEvent,
-  Usage,
-} from "@openai/agents";
+import { Agent, RunContext, Runner } from "@openai/agents";
 import { type AISDKTool, describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
 import { type OpenAIAgentsTool, toOpenAIAgentsTools } from "../openai_agents.ts";
-import { alive, diskToolset, pidFrom, sleeperCommand, until } from "./adapter_fixtures.ts";
+import {
+  alive,
+  CallsOnceModel,
+  diskToolset,
+  pidFrom,
+  sleeperCommand,
+  until,
+} from "./adapter_fixtures.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -87,35 +85,6 @@ test("ai-sdk: a call that asked for nothing when checked, and asks when it runs,
   }
 });
 
-/** A model that calls `edit` once, then answers in text. */
-class EditOnceModel implements Model {
-  private turn = 0;
-  getResponse(_request: ModelRequest): Promise<ModelResponse> {
-    this.turn++;
-    return Promise.resolve({
-      usage: new Usage(),
-      output: this.turn === 1
-        ? [{
-          type: "function_call",
-          callId: "call-1",
-          name: "edit",
-          arguments: JSON.stringify(EDIT),
-          status: "completed",
-        }]
-        : [{
-          type: "message",
-          role: "assistant",
-          status: "completed",
-          content: [{ type: "output_text", text: "done" }],
-        }],
-    });
-  }
-  // deno-lint-ignore require-yield
-  async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
-    throw new Error("not streamed");
-  }
-}
-
 test("openai-agents: a call that asked for nothing when checked, and asks when it runs, is refused", async () => {
   const { root, toolset, cleanup } = await diskToolset();
   try {
@@ -131,7 +100,11 @@ test("openai-agents: a call that asked for nothing when checked, and asks when i
         },
       }
     );
-    const agent = new Agent({ name: "coder", tools: tools2, model: new EditOnceModel() });
+    const agent = new Agent({
+      name: "coder",
+      tools: tools2,
+      model: new CallsOnceModel([{ name: "edit", args: EDIT }]),
+    });
     const run = await new Runner().run(agent, "Edit");
     assert.equal(run.interruptions.length, 0);
     assert.equal(await readFile(join(root, "config.txt"), "utf8"), "safe\n");
@@ -213,119 +186,78 @@ const SHARED_ID = [
   { id: "dup", command: "touch second" },
 ];
 
-test("ai-sdk: two calls sharing an id with different inputs are both refused, though the person approved the one shown", async () => {
-  const { root, toolset, cleanup } = await diskToolset();
-  try {
-    const tools = toAISDKTools(toolset);
-    const model = new MockLanguageModelV4({
-      doGenerate: [
-        {
-          content: SHARED_ID.map(({ id, command }) => ({
-            type: "tool-call" as const,
-            toolCallId: id,
-            toolName: "bash",
-            input: JSON.stringify({ command }),
-          })),
-          finishReason: { unified: "tool-calls", raw: "tool_calls" },
-          usage,
-          warnings: [],
-        },
-        {
-          content: [{ type: "text", text: "done" }],
-          finishReason: { unified: "stop", raw: "stop" },
-          usage,
-          warnings: [],
-        },
-      ],
-    });
-    const first = await generateText({ model, tools, prompt: "Touch" });
-    const requests = first.content.filter((part) => part.type === "tool-approval-request");
-    // The SDK keys approvals by id: one request, for the second input; the person approves it.
-    assert.equal(requests.length, 1);
-    assert.match(await describeApprovalRequest(toolset, requests[0]), /run `touch second`/);
-    const messages: ModelMessage[] = [
-      { role: "user", content: "Touch" },
-      ...first.response.messages,
-      {
-        role: "tool",
-        content: [{
-          type: "tool-approval-response",
-          approvalId: requests[0].approvalId,
-          approved: true,
-        }],
-      },
-    ];
-    await generateText({ model, tools, messages });
-    assert.deepEqual(await readdir(root), [], "neither command ran");
-    const outputs = model.doGenerateCalls[1].prompt.filter((m) => m.role === "tool")
-      .flatMap((m) => m.content as { type: string; output?: { type: string; value: string } }[])
-      .flatMap((part) => part.output === undefined ? [] : [part.output]);
-    assert.ok(outputs.length > 0);
-    for (const output of outputs) {
-      assert.equal(output.type, "error-text");
-      assert.match(output.value, /^Error \(denied\): Several calls with different inputs share/);
-    }
-  } finally {
-    await cleanup();
-  }
-});
-
-test("ai-sdk: two calls sharing an id are both refused when the host builds its tools afresh for the approval's answer", async () => {
-  const { root, toolset, cleanup } = await diskToolset();
-  try {
-    const model = new MockLanguageModelV4({
-      doGenerate: [
-        {
-          content: SHARED_ID.map(({ id, command }) => ({
-            type: "tool-call" as const,
-            toolCallId: id,
-            toolName: "bash",
-            input: JSON.stringify({ command }),
-          })),
-          finishReason: { unified: "tool-calls", raw: "tool_calls" },
-          usage,
-          warnings: [],
-        },
-        {
-          content: [{ type: "text", text: "done" }],
-          finishReason: { unified: "stop", raw: "stop" },
-          usage,
-          warnings: [],
-        },
-      ],
-    });
+for (
+  const [name, fresh] of [
+    [
+      "two calls sharing an id with different inputs are both refused, though the person approved the one shown",
+      false,
+    ],
     // A server that keeps nothing between requests: each request makes its tools anew, so no
     // record of the first request's checks reaches the second.
-    const first = await generateText({ model, tools: toAISDKTools(toolset), prompt: "Touch" });
-    const requests = first.content.filter((part) => part.type === "tool-approval-request");
-    assert.equal(requests.length, 1);
-    assert.match(await describeApprovalRequest(toolset, requests[0]), /run `touch second`/);
-    const messages: ModelMessage[] = [
-      { role: "user", content: "Touch" },
-      ...first.response.messages,
-      {
-        role: "tool",
-        content: [{
-          type: "tool-approval-response",
-          approvalId: requests[0].approvalId,
-          approved: true,
-        }],
-      },
-    ];
-    await generateText({ model, tools: toAISDKTools(toolset), messages });
-    assert.deepEqual(await readdir(root), [], "neither command ran");
-    const outputs = model.doGenerateCalls[1].prompt.filter((m) => m.role === "tool")
-      .flatMap((m) => m.content as { type: string; output?: { type: string; value: string } }[])
-      .flatMap((part) => part.output === undefined ? [] : [part.output]);
-    assert.ok(outputs.length > 0);
-    for (const output of outputs) {
-      assert.equal(output.type, "error-text");
-      assert.match(output.value, /^Error \(denied\): Several calls with different inputs share/);
+    [
+      "two calls sharing an id are both refused when the host builds its tools afresh for the approval's answer",
+      true,
+    ],
+  ] as const
+) {
+  test(`ai-sdk: ${name}`, async () => {
+    const { root, toolset, cleanup } = await diskToolset();
+    try {
+      const once = toAISDKTools(toolset);
+      const tools = () => fresh ? toAISDKTools(toolset) : once;
+      const model = new MockLanguageModelV4({
+        doGenerate: [
+          {
+            content: SHARED_ID.map(({ id, command }) => ({
+              type: "tool-call" as const,
+              toolCallId: id,
+              toolName: "bash",
+              input: JSON.stringify({ command }),
+            })),
+            finishReason: { unified: "tool-calls", raw: "tool_calls" },
+            usage,
+            warnings: [],
+          },
+          {
+            content: [{ type: "text", text: "done" }],
+            finishReason: { unified: "stop", raw: "stop" },
+            usage,
+            warnings: [],
+          },
+        ],
+      });
+      const first = await generateText({ model, tools: tools(), prompt: "Touch" });
+      const requests = first.content.filter((part) => part.type === "tool-approval-request");
+      // The SDK keys approvals by id: one request, for the second input; the person approves it.
+      assert.equal(requests.length, 1);
+      assert.match(await describeApprovalRequest(toolset, requests[0]), /run `touch second`/);
+      const messages: ModelMessage[] = [
+        { role: "user", content: "Touch" },
+        ...first.response.messages,
+        {
+          role: "tool",
+          content: [{
+            type: "tool-approval-response",
+            approvalId: requests[0].approvalId,
+            approved: true,
+          }],
+        },
+      ];
+      await generateText({ model, tools: tools(), messages });
+      assert.deepEqual(await readdir(root), [], "neither command ran");
+      const outputs = model.doGenerateCalls[1].prompt.filter((m) => m.role === "tool")
+        .flatMap((m) => m.content as { type: string; output?: { type: string; value: string } }[])
+        .flatMap((part) => part.output === undefined ? [] : [part.output]);
+      assert.ok(outputs.length > 0);
+      for (const output of outputs) {
+        assert.equal(output.type, "error-text");
+        assert.match(output.value, /^Error \(denied\): Several calls with different inputs share/);
+      }
+    } finally {
+      await cleanup();
     }
-  } finally {
-    await cleanup();
-  }
-});
+  });
+}
 
 test("ai-sdk: a call whose input is not the one its approval was asked about is refused", async () => {
   const { root, toolset, cleanup } = await diskToolset();
@@ -349,35 +281,6 @@ test("ai-sdk: a call whose input is not the one its approval was asked about is 
   }
 });
 
-/** A model whose first response calls bash twice under the id `dup`. */
-class SharedIdModel implements Model {
-  private turn = 0;
-  getResponse(_request: ModelRequest): Promise<ModelResponse> {
-    this.turn++;
-    return Promise.resolve({
-      usage: new Usage(),
-      output: this.turn === 1
-        ? SHARED_ID.map(({ id, command }) => ({
-          type: "function_call" as const,
-          callId: id,
-          name: "bash",
-          arguments: JSON.stringify({ command }),
-          status: "completed" as const,
-        }))
-        : [{
-          type: "message",
-          role: "assistant",
-          status: "completed",
-          content: [{ type: "output_text", text: "done" }],
-        }],
-    });
-  }
-  // deno-lint-ignore require-yield
-  async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
-    throw new Error("not streamed");
-  }
-}
-
 test("openai-agents: two calls sharing an id with different inputs never run, through the SDK's run or through the tools alone", async () => {
   const { root, toolset, cleanup } = await diskToolset();
   try {
@@ -385,7 +288,9 @@ test("openai-agents: two calls sharing an id with different inputs never run, th
     const agent = new Agent({
       name: "coder",
       tools: toOpenAIAgentsTools(toolset),
-      model: new SharedIdModel(),
+      model: new CallsOnceModel(
+        SHARED_ID.map(({ id, command }) => ({ name: "bash", args: { command }, callId: id })),
+      ),
     });
     await assert.rejects(new Runner().run(agent, "Touch"), /Tool call ID dup/);
     assert.deepEqual(await readdir(root), []);

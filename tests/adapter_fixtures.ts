@@ -11,6 +11,13 @@ import {
   type PermissionMode,
   type ToolSessionContext,
 } from "../mod.ts";
+import {
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  type StreamEvent,
+  Usage,
+} from "@openai/agents";
 import { sh, tempDir } from "./helpers.ts";
 
 /** A session on a fresh temporary directory holding `files`, and its toolset. */
@@ -55,4 +62,41 @@ export async function alive(pid: number): Promise<boolean> {
 /** A bash command that starts `sleep 300` in the background, writes its pid to `pidFile`, and waits. */
 export function sleeperCommand(pidFile: string): string {
   return `sleep 300 & echo $! > '${pidFile}'; wait`;
+}
+
+/** A tool call an Agents SDK model makes. */
+export interface ScriptedCall {
+  readonly name: string;
+  readonly args: unknown;
+  readonly callId?: string;
+}
+
+/** An Agents SDK model whose first response makes `calls`, and every later one answers in text. */
+export class CallsOnceModel implements Model {
+  #turn = 0;
+  constructor(private readonly calls: readonly ScriptedCall[]) {}
+  getResponse(_request: ModelRequest): Promise<ModelResponse> {
+    this.#turn++;
+    return Promise.resolve({
+      usage: new Usage(),
+      output: this.#turn === 1
+        ? this.calls.map(({ name, args, callId }) => ({
+          type: "function_call" as const,
+          callId: callId ?? "call-1",
+          name,
+          arguments: JSON.stringify(args),
+          status: "completed" as const,
+        }))
+        : [{
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: "done" }],
+        }],
+    });
+  }
+  // deno-lint-ignore require-yield
+  async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
+    throw new Error("not streamed");
+  }
 }

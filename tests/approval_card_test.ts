@@ -14,20 +14,12 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
-import {
-  Agent,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  Runner,
-  type StreamEvent,
-  Usage,
-} from "@openai/agents";
+import { Agent, Runner } from "@openai/agents";
 import { approvalQuestion, LONG_EFFECT_CHARS, type ToolEffect, visibleText } from "../mod.ts";
 import { createMcpServer } from "../mcp.ts";
 import { describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
 import { describeInterruption, toOpenAIAgentsTools } from "../openai_agents.ts";
-import { diskToolset } from "./adapter_fixtures.ts";
+import { CallsOnceModel, diskToolset } from "./adapter_fixtures.ts";
 import { FORGED_CARD, FORGED_CARD_SHOWN } from "./helpers.ts";
 
 /** The question every face must ask about {@link FORGED_CARD}. */
@@ -310,36 +302,6 @@ test("approval card: ai-sdk: describeApprovalRequest of the SDK's request, and t
   }
 });
 
-/** An Agents SDK model that calls bash with `command` once, then answers in text. */
-class BashOnceModel implements Model {
-  private turn = 0;
-  constructor(private readonly command: string) {}
-  getResponse(_request: ModelRequest): Promise<ModelResponse> {
-    this.turn++;
-    return Promise.resolve({
-      usage: new Usage(),
-      output: this.turn === 1
-        ? [{
-          type: "function_call",
-          callId: "call-1",
-          name: "bash",
-          arguments: JSON.stringify({ command: this.command }),
-          status: "completed",
-        }]
-        : [{
-          type: "message",
-          role: "assistant",
-          status: "completed",
-          content: [{ type: "output_text", text: "done" }],
-        }],
-    });
-  }
-  // deno-lint-ignore require-yield
-  async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
-    throw new Error("not streamed");
-  }
-}
-
 test("approval card: openai-agents: describeInterruption of the run's interruption, and the question an `approve` option gets, show the command escaped", async () => {
   const { root, toolset, cleanup } = await diskToolset();
   try {
@@ -347,7 +309,7 @@ test("approval card: openai-agents: describeInterruption of the run's interrupti
       new Agent({
         name: "coder",
         tools: toOpenAIAgentsTools(toolset),
-        model: new BashOnceModel(FORGED_CARD),
+        model: new CallsOnceModel([{ name: "bash", args: { command: FORGED_CARD } }]),
       }),
       "Go",
     );
@@ -358,7 +320,11 @@ test("approval card: openai-agents: describeInterruption of the run's interrupti
     const tools = toOpenAIAgentsTools(toolset, {
       approve: ({ question }) => (questions.push(question), Promise.resolve(true)),
     });
-    const agent = new Agent({ name: "coder", tools, model: new BashOnceModel(FORGED_CARD) });
+    const agent = new Agent({
+      name: "coder",
+      tools,
+      model: new CallsOnceModel([{ name: "bash", args: { command: FORGED_CARD } }]),
+    });
     const run = await new Runner().run(agent, "Go");
     assert.equal(run.finalOutput, "done");
     assert.deepEqual(questions, [FORGED_QUESTION]);
