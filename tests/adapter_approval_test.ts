@@ -11,23 +11,18 @@ import assert from "node:assert/strict";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { generateText, type ModelMessage, stepCountIs } from "ai";
-import { MockLanguageModelV4 } from "ai/test";
 import { Agent, RunContext, Runner } from "@openai/agents";
 import { type AISDKTool, describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
 import { type OpenAIAgentsTool, toOpenAIAgentsTools } from "../openai_agents.ts";
 import {
   alive,
+  callsOnceLanguageModel,
   CallsOnceModel,
   diskToolset,
   pidFrom,
   sleeperCommand,
   until,
 } from "./adapter_fixtures.ts";
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
 
 /** An edit of a file that does not exist yet: its preparation fails, so nothing is asked. */
 const EDIT = { path: "config.txt", old_text: "safe", new_text: "changed" };
@@ -46,27 +41,7 @@ test("ai-sdk: a call that asked for nothing when checked, and asks when it runs,
         return answer;
       },
     };
-    const model = new MockLanguageModelV4({
-      doGenerate: [
-        {
-          content: [{
-            type: "tool-call",
-            toolCallId: "call-1",
-            toolName: "edit",
-            input: JSON.stringify(EDIT),
-          }],
-          finishReason: { unified: "tool-calls", raw: "tool_calls" },
-          usage,
-          warnings: [],
-        },
-        {
-          content: [{ type: "text", text: "done" }],
-          finishReason: { unified: "stop", raw: "stop" },
-          usage,
-          warnings: [],
-        },
-      ],
-    });
+    const model = callsOnceLanguageModel([{ name: "edit", args: EDIT }]);
     const result = await generateText({
       model,
       tools: { ...tools, edit },
@@ -138,27 +113,10 @@ test("ai-sdk: a consumer that stops reading a call's progress ends the call's pr
 test("ai-sdk: a host's toolApproval that skips the tools' own check runs no ask call unasked", async () => {
   const { root, toolset, cleanup } = await diskToolset();
   try {
-    const model = new MockLanguageModelV4({
-      doGenerate: [
-        {
-          content: [{
-            type: "tool-call",
-            toolCallId: "call-1",
-            toolName: "write",
-            input: JSON.stringify({ path: "out.txt", content: "hello\n" }),
-          }],
-          finishReason: { unified: "tool-calls", raw: "tool_calls" },
-          usage,
-          warnings: [],
-        },
-        {
-          content: [{ type: "text", text: "done" }],
-          finishReason: { unified: "stop", raw: "stop" },
-          usage,
-          warnings: [],
-        },
-      ],
-    });
+    const model = callsOnceLanguageModel([{
+      name: "write",
+      args: { path: "out.txt", content: "hello\n" },
+    }]);
     // The host's own rule answers for read and leaves the rest "not applicable": the SDK then
     // consults no tool's needsApproval, and the write would reach execute unasked.
     const result = await generateText({
@@ -205,27 +163,9 @@ for (
     try {
       const once = toAISDKTools(toolset);
       const tools = () => fresh ? toAISDKTools(toolset) : once;
-      const model = new MockLanguageModelV4({
-        doGenerate: [
-          {
-            content: SHARED_ID.map(({ id, command }) => ({
-              type: "tool-call" as const,
-              toolCallId: id,
-              toolName: "bash",
-              input: JSON.stringify({ command }),
-            })),
-            finishReason: { unified: "tool-calls", raw: "tool_calls" },
-            usage,
-            warnings: [],
-          },
-          {
-            content: [{ type: "text", text: "done" }],
-            finishReason: { unified: "stop", raw: "stop" },
-            usage,
-            warnings: [],
-          },
-        ],
-      });
+      const model = callsOnceLanguageModel(
+        SHARED_ID.map(({ id, command }) => ({ name: "bash", args: { command }, callId: id })),
+      );
       const first = await generateText({ model, tools: tools(), prompt: "Touch" });
       const requests = first.content.filter((part) => part.type === "tool-approval-request");
       // The SDK keys approvals by id: one request, for the second input; the person approves it.

@@ -18,6 +18,7 @@ import {
   type StreamEvent,
   Usage,
 } from "@openai/agents";
+import { MockLanguageModelV4 } from "ai/test";
 import { sh, tempDir } from "./helpers.ts";
 
 /** A session on a fresh temporary directory holding `files`, and its toolset. */
@@ -99,4 +100,35 @@ export class CallsOnceModel implements Model {
   async *getStreamedResponse(_request: ModelRequest): AsyncIterable<StreamEvent> {
     throw new Error("not streamed");
   }
+}
+
+/** The token counts a mock AI SDK model reports. */
+export const MOCK_USAGE = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
+
+/** An AI SDK mock model whose first response makes `calls`, and whose second answers in text. */
+export function callsOnceLanguageModel(calls: readonly ScriptedCall[]): MockLanguageModelV4 {
+  return new MockLanguageModelV4({
+    doGenerate: [
+      {
+        content: calls.map(({ name, args, callId }) => ({
+          type: "tool-call" as const,
+          toolCallId: callId ?? "call-1",
+          toolName: name,
+          input: JSON.stringify(args),
+        })),
+        finishReason: { unified: "tool-calls", raw: "tool_calls" },
+        usage: MOCK_USAGE,
+        warnings: [],
+      },
+      {
+        content: [{ type: "text", text: "done" }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: MOCK_USAGE,
+        warnings: [],
+      },
+    ],
+  });
 }

@@ -13,13 +13,13 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { generateText, stepCountIs } from "ai";
-import { MockLanguageModelV4 } from "ai/test";
+import type { MockLanguageModelV4 } from "ai/test";
 import { Agent, Runner } from "@openai/agents";
 import { approvalQuestion, LONG_EFFECT_CHARS, type ToolEffect, visibleText } from "../mod.ts";
 import { createMcpServer } from "../mcp.ts";
 import { describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
 import { describeInterruption, toOpenAIAgentsTools } from "../openai_agents.ts";
-import { CallsOnceModel, diskToolset } from "./adapter_fixtures.ts";
+import { callsOnceLanguageModel, CallsOnceModel, diskToolset } from "./adapter_fixtures.ts";
 import { FORGED_CARD, FORGED_CARD_SHOWN } from "./helpers.ts";
 
 /** The question every face must ask about {@link FORGED_CARD}. */
@@ -244,34 +244,9 @@ test("approval card: the MCP elicitation message shows the command escaped, and 
   }
 });
 
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-
 /** An AI SDK mock model that calls bash with `command` once, then answers in text. */
 function bashOnceAISDK(command: string): MockLanguageModelV4 {
-  return new MockLanguageModelV4({
-    doGenerate: [
-      {
-        content: [{
-          type: "tool-call",
-          toolCallId: "call-1",
-          toolName: "bash",
-          input: JSON.stringify({ command }),
-        }],
-        finishReason: { unified: "tool-calls", raw: "tool_calls" },
-        usage,
-        warnings: [],
-      },
-      {
-        content: [{ type: "text", text: "done" }],
-        finishReason: { unified: "stop", raw: "stop" },
-        usage,
-        warnings: [],
-      },
-    ],
-  });
+  return callsOnceLanguageModel([{ name: "bash", args: { command } }]);
 }
 
 test("approval card: ai-sdk: describeApprovalRequest of the SDK's request, and the question an `approve` option gets, show the command escaped", async () => {
