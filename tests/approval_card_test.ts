@@ -16,7 +16,7 @@ import { generateText, stepCountIs } from "ai";
 import type { MockLanguageModelV4 } from "ai/test";
 import { Agent, Runner } from "@openai/agents";
 import { approvalQuestion, LONG_EFFECT_CHARS, type ToolEffect, visibleText } from "../mod.ts";
-import { createMcpServer } from "../mcp.ts";
+import { createMcpServer, type McpTransport } from "../mcp.ts";
 import { describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
 import { describeInterruption, toOpenAIAgentsTools } from "../openai_agents.ts";
 import { callsOnceLanguageModel, CallsOnceModel, diskToolset } from "./adapter_fixtures.ts";
@@ -230,7 +230,8 @@ test("approval card: the MCP elicitation message shows the command escaped, and 
     return Promise.resolve({ action: "accept" as const, content: { approve: true } });
   });
   try {
-    await server.connect(serverSide);
+    // The SDK's in-memory transport carries the SDK's message type; the server takes any JSON-RPC.
+    await server.connect(serverSide as unknown as McpTransport);
     await client.connect(clientSide);
     const result = await client.callTool({ name: "bash", arguments: { command: FORGED_CARD } });
     assert.equal(result.isError, false, JSON.stringify(result.content));

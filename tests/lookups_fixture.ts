@@ -21,7 +21,7 @@ export class Lookups {
   count = 0;
   last = "";
   onLookup: (path: string) => void | Promise<void> = () => {};
-  constructor(readonly refuseAfter = 20 * MAX_CLASSIFIER_LOOKUPS) {}
+  constructor(readonly refuseAfter: number = 20 * MAX_CLASSIFIER_LOOKUPS) {}
 
   wrap(inner: AsyncFileSystem): AsyncFileSystem {
     return new Proxy(inner, {

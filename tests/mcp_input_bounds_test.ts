@@ -14,7 +14,7 @@ import {
   finalizeToolset,
   type ToolResult,
 } from "../mod.ts";
-import { createMcpServer } from "../mcp.ts";
+import { createMcpServer, type McpTransport } from "../mcp.ts";
 import { countedSession, Lookups, lsCommand, TWO_MB } from "./lookups_fixture.ts";
 
 /** The calls a toolset was asked to make: their requests and, once ended, their results. */
@@ -38,7 +38,8 @@ function watched(toolset: FinalizedToolset): Watched {
 async function connected(toolset: FinalizedToolset): Promise<Client> {
   const server = createMcpServer(toolset, { approval: "policy" });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
+  // The SDK's in-memory transport carries the SDK's message type; the server takes any JSON-RPC.
+  await server.connect(serverSide as unknown as McpTransport);
   const client = new Client({ name: "openwork-test", version: "1.0.0" });
   await client.connect(clientSide);
   return client;

@@ -15,7 +15,7 @@
  */
 
 /** Longest command the classifier reads, in UTF-16 code units; a longer one asks. */
-export const MAX_CLASSIFIED_COMMAND_LENGTH = 16 * 1024;
+export const MAX_CLASSIFIED_COMMAND_LENGTH: number = 16 * 1024;
 
 /**
  * Most file-system lookups one classification may make. A path is counted
@@ -23,7 +23,7 @@ export const MAX_CLASSIFIED_COMMAND_LENGTH = 16 * 1024;
  * the whole path, missing levels, and the first missing name), and a `..`
  * or a copy target one more each.
  */
-export const MAX_CLASSIFIER_LOOKUPS = 1024;
+export const MAX_CLASSIFIER_LOOKUPS: number = 1024;
 
 /** Thrown when a classification would need more lookups than its budget; the message says so. */
 export class OverBudget extends Error {}
@@ -34,7 +34,10 @@ export class ClassificationBudget {
   #left: number;
 
   /** A fresh budget of `lookups`, stopped by `signal`. */
-  constructor(readonly signal?: AbortSignal, lookups: number = MAX_CLASSIFIER_LOOKUPS) {
+  constructor(
+    readonly signal: AbortSignal | undefined = undefined,
+    lookups: number = MAX_CLASSIFIER_LOOKUPS,
+  ) {
     this.#lookups = lookups;
     this.#left = lookups;
   }
