@@ -9,7 +9,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { closeSync, fstatSync, readSync } from "node:fs";
-import { Routes } from "../descriptors.ts";
+import { Routes } from "../descriptor_route.ts";
 import type { WalkSyncIO } from "../../search/walk.ts";
 import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
