@@ -44,6 +44,7 @@ import type {
 import { type CheckedPath, rootOfCheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
 import { ToolError } from "../errors.ts";
 import { codeOfRuntimeError, toToolError } from "./errors.ts";
+import { runtimeRefusal } from "../runtime/refusal.ts";
 import { checkOptionBag, refuseOption } from "../runtime/options.ts";
 import type { OptionNames } from "../runtime/options.ts";
 import {
@@ -605,7 +606,13 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
             );
             temporary = stage.at(name);
           } else temporary = directory.at(siblingName(name, "tmp"));
-          const file = await fs.open(temporary, CREATE_FLAGS, mode);
+          const file = await fs.open(temporary, CREATE_FLAGS, mode).catch((error) => {
+            // Deno resolves the path through the link to /proc/self/fd itself and, when the fresh
+            // directory is gone from under the descriptor (moved meanwhile), ends in /proc, which
+            // it refuses short of --allow-all: the directory changed, no flag is missing.
+            if (runtimeRefusal(error)?.kind === "all") throw changedUnderfoot(path.display);
+            throw error;
+          });
           const at = temporary;
           // The file made must be the one named there, still, before its bytes go in and before it
           // is committed: another process may exchange it for a link (it can watch the directory),
