@@ -55,7 +55,7 @@ import {
   OPEN_RESOLVES_ITSELF,
   sameObject,
 } from "./descriptors.ts";
-import { type DescriptorRouteMode, RouteKeeper } from "./descriptor_route.ts";
+import { RouteKeeper } from "./descriptor_route.ts";
 
 /** Options of the real (disk) file systems, `createNodeFileSystem` and `createDenoFileSystem`. */
 export interface DiskFileSystemOptions {
@@ -80,7 +80,7 @@ export interface DiskFileSystemOptions {
    * outside them). On systems without `/proc` (not Linux) the checks are
    * always the best effort.
    */
-  readonly descriptorRoute?: DescriptorRouteMode;
+  readonly descriptorRoute?: "required" | "best-effort";
   /**
    * The module grep's and glob's tree searches run in worker threads, as a
    * URL, for a host whose bundle moved it; `null` runs every search on the
