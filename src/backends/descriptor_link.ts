@@ -20,9 +20,11 @@
  *   whose answer it relies on and before each change it makes through the
  *   link, and refuses the call on any difference.
  * - The change time is what shows a link moved away and back; a runtime may
- *   report it to the second (Deno does), so a pin is relied on only once the
- *   second of that change time is over, a wait of at most a second the first
- *   time a link is made.
+ *   report it to the second (Deno does), so a link is verified and pinned
+ *   again once the second of its change time is over (a wait of at most a
+ *   second, the first time a link is made), and only that pin is relied on:
+ *   a change within that second, even to an object given the same inode
+ *   number, has the same change time, and only the text read after it tells.
  *
  * A process that can rename a directory above the link can swap the link
  * with its directory without touching it: the default place,

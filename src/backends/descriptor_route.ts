@@ -178,8 +178,21 @@ export class RouteKeeper {
         throw unusable(again, link);
       }
     }
-    const wait = verified.settledAt - Date.now();
-    if (wait > 0) await sleep(wait);
+    // Verified again once the second of its change time is over: a replacement made within that
+    // second (even one given the same inode number) has the same change time, and only the
+    // text, read after it, tells.
+    for (
+      let wait = verified.settledAt - Date.now();
+      wait > 0;
+      wait = verified.settledAt - Date.now()
+    ) {
+      await sleep(wait);
+      try {
+        verified = verifyLink(link);
+      } catch (error) {
+        throw unusable(error, link);
+      }
+    }
     const route = linkRoute(verified, () => {
       if (this.#route === route) this.#route = undefined;
     });
@@ -238,9 +251,16 @@ export class Routes {
   }
 
   #link(path: string): DescriptorRoute {
-    const verified = verifyLink(path);
-    const wait = verified.settledAt - Date.now();
-    if (wait > 0) pause(wait);
+    let verified = verifyLink(path);
+    // As on the calling thread: verified again once the second of its change time is over.
+    for (
+      let wait = verified.settledAt - Date.now();
+      wait > 0;
+      wait = verified.settledAt - Date.now()
+    ) {
+      pause(wait);
+      verified = verifyLink(path);
+    }
     const route = linkRoute(verified, () => {
       if (this.#route === route) this.#route = undefined;
     });
