@@ -70,7 +70,7 @@ async function layout(): Promise<
 }
 
 test(
-  "路径安全 (Deno host): under flags that grant no route to its descriptors, the session is refused naming the flags it needs, never run on best-effort checks",
+  "路径安全 (Deno host): under flags that grant no route to its descriptors, the session is refused naming the flags it needs, never run on best-effort checks unless the host asks",
   { skip: !underDeno && "runs a Deno host" },
   async () => {
     const dir = await layout();
@@ -105,6 +105,14 @@ test(
         /\(--allow-read=\/tmp\/openwork-tools-fd-\d+ --allow-write=\/tmp\/openwork-tools-fd-\d+\)/,
       );
       assert.deepEqual(noLink.ready?.[0], "runtime_permission_denied");
+
+      // Only a host that asks for the best effort goes on without a route.
+      const bestEffort = await host(
+        [`--allow-read=${root}`, `--allow-write=${root}`, "--allow-run=bash", "--no-prompt"],
+        root,
+        "best-effort",
+      );
+      assert.deepEqual(bestEffort, { started: true });
 
       // The flags of denoPermissionFlags are what it needs.
       const flags = (await denoEntry()).denoPermissionFlags({ workingDirectory: root });
