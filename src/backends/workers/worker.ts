@@ -240,7 +240,14 @@ export function serveSearches(list: ListSync): void {
         return;
       }
       if (job.kind === "files") {
-        parentPort!.postMessage(scanFiles(directories, job));
+        let answer: FilesAnswer;
+        try {
+          answer = scanFiles(directories, job);
+        } catch (error) {
+          // A route to descriptors that changed or cannot be had: the job fails, the worker stays.
+          answer = { id: job.id, results: [], error: (error as Error)?.message ?? String(error) };
+        }
+        parentPort!.postMessage(answer);
         return;
       }
       runUnit(
