@@ -4,7 +4,10 @@
  *
  * - Every object is opened by its checked real path without following a
  *   final link, then verified to be at that path (`descriptors.ts`) before a
- *   byte is read or written; a mismatch is refused.
+ *   byte is read or written; a mismatch is refused. The kernel is asked
+ *   through `/proc/self/fd` or a verified link to it (`descriptor_route.ts`);
+ *   where neither can be had on Linux, nothing is opened at all, unless the
+ *   host chose the best effort.
  * - Creates, renames, links and removals happen inside a verified directory
  *   descriptor, so a directory swapped for a link meanwhile cannot redirect
  *   them, and nothing, not even an empty temporary file, is made elsewhere.
