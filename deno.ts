@@ -1,13 +1,16 @@
 /**
- * The Deno backends (a session's defaults under Deno), and the narrow
- * permission flags a Deno host can run a session with.
+ * The Deno backends (a session's defaults under Deno), and the permission
+ * flags a Deno host runs a session with: every flag the tools need, the
+ * file backend's link to `/proc/self/fd` included, and nothing else.
  *
  * @example
  * ```ts
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  *
  * const flags = denoPermissionFlags({ workingDirectory: "/path/to/repo" });
- * // ["--allow-read=/path/to/repo", "--allow-write=/path/to/repo", "--allow-run=bash"]
+ * // ["--allow-read=/path/to/repo,/tmp/openwork-tools-fd-1000",
+ * //  "--allow-write=/path/to/repo,/tmp/openwork-tools-fd-1000",
+ * //  "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
  * ```
  *
  * @module

@@ -156,7 +156,11 @@ function startHost(runtime: "node" | "deno", tree: string, indexed: boolean): Ho
         "--quiet",
         "--allow-read",
         "--allow-env",
-        `--allow-write=${temporary}`,
+        // The file backend's link to /proc/self/fd (see denoPermissionFlags) is made through bash.
+        `--allow-write=${temporary},/tmp/openwork-tools-fd-${Deno.uid()}`,
+        "--allow-run=bash",
+        "--allow-sys=uid",
+        "--no-prompt",
         `${repo}bench/index_host.mjs`,
         `file://${repo}mod.ts`,
         tree,

@@ -22,6 +22,8 @@ const transport = new StdioClientTransport({
     "--allow-write",
     "--allow-env",
     "--allow-run=bash",
+    "--allow-sys=uid",
+    "--no-prompt",
     cli,
     "mcp",
     "--root",

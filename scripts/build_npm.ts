@@ -143,6 +143,8 @@ const DENO_ONLY = [
   "src/backends/deno/",
   "src/backends/defaults/deno.ts",
   "tests/fixtures/guard_agent.ts",
+  "tests/fixtures/race_agent.ts",
+  "tests/fixtures/route_agent.ts",
 ];
 /** What `#default-backends` is in the npm package (deno.json maps it to the Deno defaults). */
 const imports = { "#default-backends": "./src/backends/defaults/node.js" };

@@ -200,7 +200,10 @@ async function canonicalDirectory(
  * Where a default backend is used, the machine is checked first: on Windows
  * (use WSL), or where bash is missing from the processes' `PATH`, it throws an
  * {@link UnsupportedPlatformError} before anything runs. A host that passes
- * both `filesystem` and `processes` is not checked. An unknown option, or a
+ * both `filesystem` and `processes` is not checked. A file backend that
+ * cannot work (under Deno, one that cannot verify what it opens because the
+ * flags lack what `denoPermissionFlags` grants) makes it throw an Error that
+ * says what is missing. An unknown option, or a
  * known one of the wrong type, is a TypeError that names it (and lists the
  * known names), thrown before anything is made.
  *
@@ -220,6 +223,14 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     if (problem !== null) throw new UnsupportedPlatformError(facts.platform, problem);
   }
   const filesystem = options.filesystem ?? defaultFileSystem();
+  try {
+    await filesystem.ready?.();
+  } catch (error) {
+    // A backend that cannot work says so here, before any call is made.
+    throw new Error(`createSession: ${(error as Error)?.message ?? String(error)}`, {
+      cause: error,
+    });
+  }
   const workingDirectory = await canonicalDirectory(
     filesystem,
     options.workingDirectory,

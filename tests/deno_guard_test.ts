@@ -1,13 +1,14 @@
 /**
- * Deno's permission flags as the outer guard: the tools work under
- * `--allow-read=<root> --allow-write=<root> --allow-run=bash`, and a path the
- * logical boundary allows but the flags do not is `runtime_permission_denied`.
+ * Deno's permission flags as the outer guard: the tools work under the flags
+ * `denoPermissionFlags` returns for a root, and a path the logical boundary
+ * allows but the flags do not is `runtime_permission_denied`.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { tempDir, underDeno } from "./helpers.ts";
+import { denoEntry } from "./deno_host.ts";
 
 interface DenoLike {
   execPath(): string;
@@ -18,7 +19,7 @@ interface DenoLike {
 }
 
 test(
-  "runtime guard: narrow Deno flags let the tools work and refuse the rest as runtime_permission_denied",
+  "runtime guard: the flags of denoPermissionFlags let the tools work and refuse the rest as runtime_permission_denied",
   {
     skip: !underDeno && "runs a Deno subprocess",
   },
@@ -36,10 +37,10 @@ test(
       // Deno.Command, not node:child_process: Deno's Node layer rewrites commands that start Deno.
       const { Deno: deno } = globalThis as unknown as { Deno: DenoLike };
       const agent = fileURLToPath(new URL("./fixtures/guard_agent.ts", import.meta.url));
-      const script =
-        '"$0" run --quiet --no-prompt --allow-read="$1" --allow-write="$1" --allow-run=bash "$2" "$1" "$3"';
+      const flags = (await denoEntry()).denoPermissionFlags({ workingDirectory: root });
+      const script = '"$0" run --quiet "${@:4}" "$2" "$1" "$3"';
       const child = await new deno.Command("bash", {
-        args: ["-c", script, deno.execPath(), root, agent, second],
+        args: ["-c", script, deno.execPath(), root, agent, second, ...flags],
         stdout: "piped",
         stderr: "piped",
       }).output();

@@ -135,8 +135,8 @@ function importDenoEntry<T>(): Promise<T> {
 
 /**
  * The backends every conformance test runs against: Deno (under Deno), Node,
- * memory; the disk ones built with `options` (a descriptor link lets them
- * name their descriptors under Deno's flags, which refuse /proc/self/fd).
+ * memory; the disk ones built with `options` (under the tests' flags, which
+ * refuse /proc/self/fd, the Deno backend makes and checks its own link to it).
  */
 export async function backendFixtures(
   options: DiskFileSystemOptions = {},

@@ -7,8 +7,7 @@ import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
-import { sh, tempDir, underDeno } from "./helpers.ts";
+import { sh, tempDir } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 import { EventEmitter } from "node:events";
 import { type ByteSource, StdioTransport } from "../mcp.ts";
@@ -41,11 +40,8 @@ class RawServer {
   #waiters: (() => void)[] = [];
 
   constructor(root: string) {
-    const source = import.meta.url.endsWith(".ts");
-    const cli = fileURLToPath(new URL(source ? "../cli.ts" : "../cli.js", import.meta.url));
-    const [command, args] = underDeno
-      ? ["deno", ["run", "--quiet", "--allow-read", "--allow-write", "--allow-env", cli]]
-      : [process.execPath, [cli]];
+    // As `deno task cli` (and the README's MCP configuration) runs it.
+    const { command, args } = cliCommand();
     this.#child = spawn(command, [...args, "mcp", "--root", root], {
       env: process.env,
       stdio: ["pipe", "pipe", "pipe"],

@@ -7,23 +7,28 @@
  * The other processes are python3 scripts started through bash, so that the
  * same file runs under Deno's narrow flags (--allow-run=bash) and under Node.
  */
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type Artifact, type ToolResult, undoFileChanges } from "../mod.ts";
-import { backendFixtures, sh, tempDir, workspace } from "./helpers.ts";
+import { backendFixtures, sh, workspace } from "./helpers.ts";
+import {
+  finalReport,
+  type Helper,
+  namesIn,
+  startPython,
+  SWAPPER,
+  treeState,
+} from "./race_helpers.ts";
 
-// Under narrow flags the Deno backend reaches /proc/self/fd through a link inside its scope.
-const links = await tempDir();
-const descriptorLink = join(links.path, "fd");
-await sh('ln -s /proc/self/fd "$1"', descriptorLink);
-after(() => links.cleanup());
-
-/** The real disk backends only: the in-memory one has no other process to race with. */
-const fixtures = (await backendFixtures({ descriptorLink })).filter(
+/**
+ * The real disk backends only: the in-memory one has no other process to race with. Nothing is
+ * set up for them: under the tests' flags the Deno backend makes and checks its own link to
+ * /proc/self/fd.
+ */
+const fixtures = (await backendFixtures()).filter(
   (fixture) => fixture.name !== "memory",
 );
 
@@ -32,90 +37,6 @@ const SWAP_LOOP_MS = 12_000;
 const MIN_SWAP_ATTEMPTS = 1_000;
 /** How long each external writer runs. */
 const WRITER_SECONDS = 5;
-
-/** A python3 process started through bash, its output collected until it exits. */
-interface Helper {
-  /** Resolves once the process printed its first line ("ready"). */
-  readonly ready: Promise<void>;
-  /** Resolves when it has exited: its exit code and output. */
-  readonly done: Promise<{ code: number | null; stdout: string; stderr: string }>;
-  /** Closes its stdin, which the scripts take as the order to stop. */
-  stop(): void;
-}
-
-function startPython(script: string, ...args: string[]): Helper {
-  const child = spawn("bash", ["-c", 'exec python3 -c "$1" "${@:2}"', "bash", script, ...args], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  let markReady = () => {};
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-    if (stdout.includes("\n")) markReady();
-  });
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>(
-    (resolve, reject) => {
-      child.on("error", reject);
-      child.on("close", (code) => {
-        markReady();
-        resolve({ code, stdout, stderr });
-      });
-    },
-  );
-  // The process may be gone when its stdin is closed.
-  child.stdin!.on("error", () => {});
-  return { ready, done, stop: () => child.stdin!.end() };
-}
-
-/** The JSON object a helper prints last, after its "ready" line. */
-async function finalReport<T>(helper: Helper): Promise<T> {
-  const { code, stdout, stderr } = await helper.done;
-  assert.equal(code, 0, `helper failed: ${stderr}`);
-  const lines = stdout.trim().split("\n");
-  return JSON.parse(lines[lines.length - 1]) as T;
-}
-
-/**
- * Exchanges two paths with renameat2(RENAME_EXCHANGE) in a tight loop until
- * its stdin closes (or SIGTERM), then prints how many exchanges succeeded.
- */
-const SWAPPER = String.raw`
-import ctypes, json, os, platform, signal, sys, threading
-AT_FDCWD, RENAME_EXCHANGE = -100, 2
-libc = ctypes.CDLL(None, use_errno=True)
-first, second = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
-if hasattr(libc, "renameat2"):
-    def exchange():
-        return libc.renameat2(AT_FDCWD, first, AT_FDCWD, second, RENAME_EXCHANGE)
-else:
-    number = {"x86_64": 316, "aarch64": 276}[platform.machine()]
-    libc.syscall.restype = ctypes.c_long
-    def exchange():
-        return libc.syscall(ctypes.c_long(number), ctypes.c_long(AT_FDCWD), first,
-                            ctypes.c_long(AT_FDCWD), second, ctypes.c_long(RENAME_EXCHANGE))
-stopping = threading.Event()
-signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-def watch_stdin():
-    while os.read(0, 4096):
-        pass
-    stopping.set()
-threading.Thread(target=watch_stdin, daemon=True).start()
-swaps, failures = 0, {}
-print("ready", flush=True)
-while not stopping.is_set():
-    if exchange() == 0:
-        swaps += 1
-    else:
-        reason = os.strerror(ctypes.get_errno())
-        failures[reason] = failures.get(reason, 0) + 1
-        if swaps == 0 and failures[reason] >= 1000:
-            break
-print(json.dumps({"swaps": swaps, "failures": failures}), flush=True)
-os._exit(0)
-`;
 
 /**
  * Writes versions 1, 2, … of a file for some seconds, each `version N`,
@@ -215,31 +136,6 @@ print(json.dumps({"counts": counts, "examples": examples}), flush=True)
 os._exit(0)
 `;
 
-/** Each entry of a tree, with what would show any change to it (sorted, one line each). */
-async function treeState(root: string): Promise<string[]> {
-  const lines: string[] = [];
-  const visit = async (path: string, shown: string) => {
-    const info = await fs.lstat(path, { bigint: true });
-    const common = `${shown}\tino=${info.ino} mode=${info.mode.toString(8)} size=${info.size} ` +
-      `mtime=${info.mtimeNs} ctime=${info.ctimeNs} nlink=${info.nlink}`;
-    if (info.isSymbolicLink()) lines.push(`${common} -> ${await fs.readlink(path)}`);
-    else if (info.isFile()) {
-      const hash = createHash("sha256").update(await fs.readFile(path)).digest("hex");
-      lines.push(`${common} sha256=${hash}`);
-    } else if (info.isDirectory()) {
-      lines.push(common);
-      for (const name of await fs.readdir(path)) await visit(join(path, name), `${shown}/${name}`);
-    } else lines.push(`${common} other`);
-  };
-  await visit(root, ".");
-  return lines.sort();
-}
-
-/** The names in a directory, sorted (the swapped entries change type, never name). */
-async function namesIn(path: string): Promise<string[]> {
-  return (await fs.readdir(path)).sort();
-}
-
 /** Counts by key, for the logs. */
 function tally(counts: Record<string, number>, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;
@@ -249,7 +145,7 @@ function tally(counts: Record<string, number>, key: string): void {
  * The same disk backends with grep and glob on the calling thread (as where
  * the worker module is missing, in a one-file bundle): the swap race only.
  */
-const inThreadFixtures = (await backendFixtures({ descriptorLink, searchWorker: null }))
+const inThreadFixtures = (await backendFixtures({ searchWorker: null }))
   .filter((fixture) => fixture.name !== "memory")
   .map((fixture) => ({ ...fixture, name: `${fixture.name}, searches on the calling thread` }));
 

@@ -112,6 +112,14 @@ test("session options: the backend factories refuse an unknown option and a wron
       () => create({ searchWorker: "worker.js" } as unknown as DiskFileSystemOptions),
       new RegExp(`^TypeError: ${name}: searchWorker must be a URL or null`),
     );
+    assert.throws(
+      () => create({ descriptorRoute: "off" } as unknown as DiskFileSystemOptions),
+      new RegExp(`^TypeError: ${name}: descriptorRoute must be "required" or "best-effort"`),
+    );
+    assert.throws(
+      () => create({ descriptorLink: "fd" }),
+      new RegExp(`^TypeError: ${name}: descriptorLink must be an absolute path`),
+    );
   }
   for (const [name, create] of processes) {
     assert.throws(

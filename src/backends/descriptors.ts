@@ -14,14 +14,14 @@
  * writes one; directory descriptors so verified then carry every create,
  * rename, link, unlink and listing inside them.
  *
- * Deno refuses `/proc/self/fd` paths without `--allow-all`; a host that runs
- * it under narrow flags may give the backend a symbolic link to
- * `/proc/self/fd` inside the granted scope instead. Where neither works (no
- * `/proc`, or Deno without the link), the check is the best effort of
- * comparing the identity (`dev`, `ino`) of the open object with that of a
- * no-follow lookup of the path, and the path with its canonical form; a
- * second process swapping a directory on the way back and forth between
- * those lookups can still win that race.
+ * Deno refuses `/proc/self/fd` paths without `--allow-all`; under narrower
+ * flags the backend goes through a symbolic link to it that the flags grant,
+ * checked after every use it relies on (`descriptor_link.ts`). Only where
+ * there is no `/proc` (not Linux), or where the host chose it, is the check
+ * the best effort of comparing the identity (`dev`, `ino`) of the open object
+ * with that of a no-follow lookup of the path, and the path with its
+ * canonical form; a second process swapping a directory on the way back and
+ * forth between those lookups can still win that race.
  *
  * @module
  */
@@ -50,11 +50,22 @@ export function sameObject(
 export const PROC_SELF_FD = "/proc/self/fd";
 
 /**
- * How a backend reaches its descriptors by path: a directory that lists them
- * by number (`/proc/self/fd`, or a link to it), or `null` where there is
- * none and the checks are best effort.
+ * How a backend reaches its descriptors by path: `/proc/self/fd`, or a
+ * symbolic link to it that is checked after each use.
  */
-export type DescriptorRoute = string | null;
+export interface DescriptorRoute {
+  /** `/proc/self/fd`, or the link. */
+  readonly path: string;
+  /**
+   * Throws a {@link RouteChanged} unless the route is still the one verified
+   * (for a link: the same link, untouched since). Called after every use whose
+   * answer is relied on, and before every change made through the route.
+   */
+  check(): void;
+}
+
+/** The kernel's own directory: nothing can put another in its place. */
+export const KERNEL_ROUTE: DescriptorRoute = Object.freeze({ path: PROC_SELF_FD, check() {} });
 
 /** The path that names the object of descriptor `fd`, or `name` inside that directory. */
 export function descriptorPath(route: string, fd: number, name?: string): string {
@@ -62,34 +73,19 @@ export function descriptorPath(route: string, fd: number, name?: string): string
 }
 
 /**
- * The route of a backend: the first of its candidates through which this
- * runtime can name a descriptor, found with the first descriptor it opens
- * (Deno's permission guard refuses `/proc/self/fd` under narrow flags, and
- * what it allows to open is known only then); `null` when none works.
+ * The refusal when the link a backend names its descriptors through is not
+ * the one it verified any more: replaced, moved, or moved away and back.
  */
-export class Routes {
-  readonly #candidates: readonly string[];
-  #route: DescriptorRoute = null;
-  #probed = false;
-
-  /** Routes to try, in order. */
-  constructor(candidates: readonly string[]) {
-    this.#candidates = candidates;
-  }
-
-  /** The route, probed with `fd` (a descriptor just opened) the first time. */
-  of(fd: number): DescriptorRoute {
-    if (this.#probed) return this.#route;
-    this.#probed = true;
-    for (const candidate of this.#candidates) {
-      try {
-        readlinkSync(descriptorPath(candidate, fd));
-        return (this.#route = candidate);
-      } catch {
-        // Not there, or refused: the next one.
-      }
-    }
-    return null;
+export class RouteChanged extends ToolError {
+  /** The refusal for the link at `link`. */
+  constructor(link: string) {
+    super(
+      "backend_failure",
+      `The link ${link}, through which the file backend names its open files, was replaced or ` +
+        `moved while this call used it (another program changed it); the call was refused. ` +
+        `What the call changed through it, if anything, may have reached where the replacement ` +
+        `led. The next call verifies the link anew.`,
+    );
   }
 }
 
@@ -101,26 +97,37 @@ function names(link: string, real: string): boolean {
   return link === real || link === `${real} (deleted)`;
 }
 
-/** Whether the object of `fd` is now at `real` (best effort without a route). */
-export function holdsSync(route: DescriptorRoute, fd: number, real: string): boolean {
+/**
+ * Whether the object of `fd` is now at `real` (best effort without a route).
+ * Throws a {@link RouteChanged} when the route's answer cannot be relied on.
+ */
+export function holdsSync(route: DescriptorRoute | null, fd: number, real: string): boolean {
+  let answer: boolean;
   try {
-    if (route !== null) return names(readlinkSync(descriptorPath(route, fd)), real);
-    return sameObject(fstatSync(fd), lstatSync(real)) && realpathSync(real) === real;
+    answer = route !== null
+      ? names(readlinkSync(descriptorPath(route.path, fd)), real)
+      : sameObject(fstatSync(fd), lstatSync(real)) && realpathSync(real) === real;
   } catch {
-    return false;
+    answer = false;
   }
+  route?.check();
+  return answer;
 }
 
-/** Whether the object of an open file handle is now at `real` (best effort without a route). */
+/**
+ * Whether the object of an open file handle is now at `real` (best effort
+ * without a route). Throws a {@link RouteChanged} when the route's answer
+ * cannot be relied on.
+ */
 export async function holds(
-  route: DescriptorRoute,
+  route: DescriptorRoute | null,
   handle: FileHandle,
   real: string,
 ): Promise<boolean> {
+  // Synchronous: a readlink of /proc/self/fd answers from memory in microseconds, less than a
+  // trip through the runtime's thread pool costs.
+  if (route !== null) return holdsSync(route, handle.fd, real);
   try {
-    // Synchronous: a readlink of /proc/self/fd answers from memory in microseconds, less than
-    // a trip through the runtime's thread pool costs.
-    if (route !== null) return names(readlinkSync(descriptorPath(route, handle.fd)), real);
     const [open, found, canonical] = await Promise.all([
       handle.stat(),
       lstat(real),

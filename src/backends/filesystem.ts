@@ -137,6 +137,13 @@ export interface AsyncFileSystem {
    */
   readGitExcludes?(environment: Readonly<Record<string, string>>): Promise<string | null>;
   /**
+   * Optional: resolves once the backend can serve file operations, and
+   * rejects with a `ToolError` saying what is missing when it cannot (a
+   * real backend that cannot verify what it opens, and the host did not
+   * choose the best effort). `createSession` awaits it.
+   */
+  ready?(): Promise<void>;
+  /**
    * Optional: a hint that a search is coming: a backend whose searches run
    * in workers starts them now, so that their start-up overlaps what comes
    * before. Never throws.

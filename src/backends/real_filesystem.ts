@@ -4,7 +4,10 @@
  *
  * - Every object is opened by its checked real path without following a
  *   final link, then verified to be at that path (`descriptors.ts`) before a
- *   byte is read or written; a mismatch is refused.
+ *   byte is read or written; a mismatch is refused. The kernel is asked
+ *   through `/proc/self/fd` or a verified link to it (`descriptor_route.ts`);
+ *   where neither can be had on Linux, nothing is opened at all, unless the
+ *   host chose the best effort.
  * - Creates, renames, links and removals happen inside a verified directory
  *   descriptor, so a directory swapped for a link meanwhile cannot redirect
  *   them, and nothing, not even an empty temporary file, is made elsewhere.
@@ -44,30 +47,43 @@ import type {
 import { type CheckedPath, rootOfCheckedPath, unwrapCheckedPath } from "../path/checked_path.ts";
 import { ToolError } from "../errors.ts";
 import { codeOfRuntimeError, toToolError } from "./errors.ts";
+import { runtimeRefusal } from "../runtime/refusal.ts";
 import { checkOptionBag, refuseOption } from "../runtime/options.ts";
 import type { OptionNames } from "../runtime/options.ts";
 import {
   changedUnderfoot,
   descriptorPath,
+  type DescriptorRoute,
   holds,
   OPEN_RESOLVES_ITSELF,
-  PROC_SELF_FD,
-  Routes,
   sameObject,
 } from "./descriptors.ts";
+import { RouteKeeper } from "./descriptor_route.ts";
 
 /** Options of the real (disk) file systems, `createNodeFileSystem` and `createDenoFileSystem`. */
 export interface DiskFileSystemOptions {
   /**
-   * A symbolic link to `/proc/self/fd`, for a backend whose runtime refuses
-   * `/proc/self/fd` paths themselves: Deno does without `--allow-all`. It
-   * must lie inside the scope Deno's flags grant for reading and writing (see
-   * `denoPermissionFlags`), where no other program writes; the host makes it
-   * (Deno makes links only with unscoped flags). Without a way to name its
-   * descriptors, the backend's checks against a concurrent swap of a path
-   * are best effort.
+   * Where the symbolic link to `/proc/self/fd` is, or is made, for a runtime
+   * that refuses `/proc/self/fd` paths themselves (Deno short of
+   * `--allow-all`); default `/tmp/openwork-tools-fd-<uid>`, which
+   * `denoPermissionFlags` grants. The backend makes the link if it is missing
+   * (through bash where Deno's flags refuse to make links), verifies it, and
+   * checks after every use that it has not changed. Give the same path to
+   * `denoPermissionFlags`. Keep it out of every root, in a directory that no
+   * other process renames.
    */
   readonly descriptorLink?: string;
+  /**
+   * Without a way to name its open files (`/proc/self/fd` or the link), the
+   * backend cannot verify that what it opened is at the checked path:
+   * `"required"` (the default) refuses every file operation then, with a
+   * message naming the permission flags that are missing; `"best-effort"`
+   * goes on with checks that a process swapping a directory back and forth
+   * can beat (a read may return a file outside the roots, a write may land
+   * outside them). On systems without `/proc` (not Linux) the checks are
+   * always the best effort.
+   */
+  readonly descriptorRoute?: "required" | "best-effort";
   /**
    * The module grep's and glob's tree searches run in worker threads, as a
    * URL, for a host whose bundle moved it; `null` runs every search on the
@@ -81,6 +97,7 @@ export interface DiskFileSystemOptions {
 
 const DISK_OPTIONS: OptionNames<DiskFileSystemOptions> = {
   descriptorLink: true,
+  descriptorRoute: true,
   searchWorker: true,
 };
 
@@ -90,30 +107,43 @@ const DISK_OPTIONS: OptionNames<DiskFileSystemOptions> = {
  */
 export function checkDiskOptions(where: string, options: unknown): void {
   checkOptionBag(where, options, DISK_OPTIONS);
-  const { descriptorLink, searchWorker } = options;
+  const { descriptorLink, descriptorRoute, searchWorker } = options;
   if (descriptorLink !== undefined && typeof descriptorLink !== "string") {
     refuseOption(where, "descriptorLink", "a string", descriptorLink);
+  }
+  if (descriptorLink !== undefined && !descriptorLink.startsWith("/")) {
+    refuseOption(where, "descriptorLink", "an absolute path", descriptorLink);
+  }
+  if (
+    descriptorRoute !== undefined && descriptorRoute !== "required" &&
+    descriptorRoute !== "best-effort"
+  ) {
+    refuseOption(where, "descriptorRoute", '"required" or "best-effort"', descriptorRoute);
   }
   if (searchWorker !== undefined && searchWorker !== null && !(searchWorker instanceof URL)) {
     refuseOption(where, "searchWorker", "a URL or null", searchWorker);
   }
 }
 
-/** The routes to descriptors a backend tries, in order (see `descriptors.ts`). */
-export function descriptorRoutes(options: DiskFileSystemOptions): string[] {
-  return options.descriptorLink === undefined
-    ? [PROC_SELF_FD]
-    : [options.descriptorLink, PROC_SELF_FD];
+/**
+ * The keeper of a backend's route to its descriptors (see
+ * `descriptor_route.ts`), making a missing link with `makeLink`.
+ */
+export function routeKeeper(
+  options: DiskFileSystemOptions,
+  makeLink: (target: string, path: string) => Promise<void>,
+): RouteKeeper {
+  return new RouteKeeper({
+    makeLink,
+    ...(options.descriptorLink === undefined ? {} : { descriptorLink: options.descriptorLink }),
+    ...(options.descriptorRoute === undefined ? {} : { descriptorRoute: options.descriptorRoute }),
+  });
 }
 
 /** What a runtime brings to a real backend. */
 export interface RealFileSystemOptions {
-  /**
-   * The paths through which descriptors may be reached (`/proc/self/fd`, or
-   * a link to it), in order; the first that works, probed at the first open,
-   * is used. With none working, the checks are best effort (`descriptors.ts`).
-   */
-  readonly routes: readonly string[];
+  /** How the backend names its descriptors by path (see `descriptor_route.ts`). */
+  readonly routes: RouteKeeper;
   /** The entries of a directory by path (each runtime lists fastest its own way). */
   list(path: string): Promise<DirEntry[]>;
 }
@@ -130,6 +160,7 @@ export type RealFileSystem = Pick<
   | "writeFileAtomic"
   | "mkdir"
   | "remove"
+  | "ready"
 >;
 
 /**
@@ -257,10 +288,28 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * {@link RealFileSystem} over `node:fs`, verified as the module says.
  */
 export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
-  const routes = new Routes(options.routes);
+  const keeper = options.routes;
+
+  /**
+   * The route to name descriptors through; throws, as every operation then
+   * does, when the backend cannot verify what it opens.
+   */
+  async function routeOf(shown: string, what: string): Promise<DescriptorRoute | null> {
+    try {
+      return await keeper.route();
+    } catch (error) {
+      throw toToolError(error, what, shown);
+    }
+  }
 
   /** Opens `real` without following a final link and verifies that it is still there. */
-  async function openAt(real: string, flags: number, shown: string, what: string) {
+  async function openAt(
+    route: DescriptorRoute | null,
+    real: string,
+    flags: number,
+    shown: string,
+    what: string,
+  ) {
     let handle: FileHandle;
     try {
       handle = await fs.open(real, flags);
@@ -269,28 +318,51 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       if ((error as { code?: unknown }).code === "ELOOP") throw changedUnderfoot(shown);
       throw toToolError(error, what, shown);
     }
-    if (await holds(routes.of(handle.fd), handle, real)) return handle;
+    try {
+      if (await holds(route, handle, real)) return handle;
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
     await handle.close();
     throw changedUnderfoot(shown);
   }
 
   /** A verified directory and the paths of names inside it. */
-  async function openDirectory(real: string, shown: string, what: string) {
-    const handle = await openAt(real, DIRECTORY_FLAGS, shown, what);
-    const through = routes.of(handle.fd);
+  async function openDirectory(
+    route: DescriptorRoute | null,
+    real: string,
+    shown: string,
+    what: string,
+  ) {
+    const handle = await openAt(route, real, DIRECTORY_FLAGS, shown, what);
     return {
       handle,
       /** Its real path. */
       real,
-      /** The path of `name` inside exactly this directory. */
-      at: (name: string) =>
-        through === null
-          ? (real === "/" ? `/${name}` : `${real}/${name}`)
-          : descriptorPath(through, handle.fd, name),
+      /** The route its names go through. */
+      route,
+      /**
+       * The path of `name` inside exactly this directory. A link route is
+       * checked first: a change made through it must not go where a
+       * replacement leads.
+       */
+      at: (name: string) => {
+        if (route === null) return real === "/" ? `/${name}` : `${real}/${name}`;
+        route.check();
+        return descriptorPath(route.path, handle.fd, name);
+      },
       /** The path that lists exactly this directory. */
-      self: () => through === null ? real : descriptorPath(through, handle.fd),
-      /** Whether the directory is still where it was verified. */
-      stillThere: () => holds(through, handle, real),
+      self: () => {
+        if (route === null) return real;
+        route.check();
+        return descriptorPath(route.path, handle.fd);
+      },
+      /**
+       * Whether the directory is still where it was verified; throws when the
+       * route it was reached through changed since.
+       */
+      stillThere: () => holds(route, handle, real),
       close: () => handle.close().catch(() => {}),
     };
   }
@@ -299,13 +371,14 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   /** Opens a regular file: refused when another object (or a link) is there. */
   async function openRegular(path: CheckedPath): Promise<{ handle: FileHandle; size: number }> {
     const real = unwrapCheckedPath(path);
+    const route = await routeOf(path.display, "read");
     // A FIFO or device is never opened: its kind is looked at first, and again once open.
     const before = await attempt("read", path.display, () => names.lstat(real));
     if (before.isDirectory()) {
       throw new ToolError("is_directory", `${path.display} is a directory.`);
     }
     if (!before.isFile()) throw notRegular(path.display);
-    const handle = await openAt(real, READ_FLAGS, path.display, "read");
+    const handle = await openAt(route, real, READ_FLAGS, path.display, "read");
     try {
       const info = await handle.stat();
       if (!info.isFile()) throw notRegular(path.display);
@@ -328,7 +401,8 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
     change: (directory: Directory, name: string, ready: () => Promise<void>) => Promise<Made>,
   ): Promise<void> {
     const real = unwrapCheckedPath(path);
-    const directory = await openDirectory(dirname(real), path.display, what);
+    const route = await routeOf(path.display, what);
+    const directory = await openDirectory(route, dirname(real), path.display, what);
     try {
       const ready = async () => {
         if (!(await directory.stillThere())) throw changedUnderfoot(path.display);
@@ -429,6 +503,9 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
   }
 
   return {
+    async ready() {
+      await keeper.route();
+    },
     realPath: (path) => attempt("resolve", path, () => fs.realpath(path)),
     lstat: (path) => attempt("inspect", path, async () => infoOf(await fs.lstat(path))),
     async stat(path) {
@@ -438,9 +515,12 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
         return await attempt("inspect", path.display, async () => infoOf(await fs.lstat(real)));
       }
       // Looked up inside the verified parent: a link swapped in is reported as one.
-      const directory = await openDirectory(dirname(real), path.display, "inspect");
+      const route = await routeOf(path.display, "inspect");
+      const directory = await openDirectory(route, dirname(real), path.display, "inspect");
       try {
-        return infoOf(await names.lstat(directory.at(basename(real))));
+        const info = infoOf(await names.lstat(directory.at(basename(real))));
+        route?.check();
+        return info;
       } catch (e) {
         throw toToolError(e, "inspect", path.display);
       } finally {
@@ -448,9 +528,13 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
       }
     },
     async readDir(path) {
-      const directory = await openDirectory(unwrapCheckedPath(path), path.display, "list");
+      const route = await routeOf(path.display, "list");
+      const directory = await openDirectory(route, unwrapCheckedPath(path), path.display, "list");
       try {
-        return await options.list(directory.self());
+        const entries = await options.list(directory.self());
+        // The names came through the route: they are this directory's only if it did not change.
+        route?.check();
+        return entries;
       } catch (e) {
         throw toToolError(e, "list", path.display);
       } finally {
@@ -518,13 +602,20 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
             staging = siblingName(name, "new");
             await names.mkdir(directory.at(staging), 0o700);
             stage = await openDirectory(
+              directory.route,
               directory.real === "/" ? `/${staging}` : `${directory.real}/${staging}`,
               path.display,
               "write",
             );
             temporary = stage.at(name);
           } else temporary = directory.at(siblingName(name, "tmp"));
-          const file = await fs.open(temporary, CREATE_FLAGS, mode);
+          const file = await fs.open(temporary, CREATE_FLAGS, mode).catch((error) => {
+            // Deno resolves the path through the link to /proc/self/fd itself and, when the fresh
+            // directory is gone from under the descriptor (moved meanwhile), ends in /proc, which
+            // it refuses short of --allow-all: the directory changed, no flag is missing.
+            if (runtimeRefusal(error)?.kind === "all") throw changedUnderfoot(path.display);
+            throw error;
+          });
           const at = temporary;
           // The file made must be the one named there, still, before its bytes go in and before it
           // is committed: another process may exchange it for a link (it can watch the directory),
@@ -535,9 +626,10 @@ export function realFileSystem(options: RealFileSystemOptions): RealFileSystem {
           const stillOurs = async () => sameObject(ours, await names.lstat(at).catch(() => null));
           const disown = async () => {
             await file.truncate(0).catch(() => {});
-            const through = routes.of(file.fd);
+            const through = directory.route;
             if (OPEN_RESOLVES_ITSELF && through !== null) {
-              await fs.readlink(descriptorPath(through, file.fd)).then(names.unlink).catch(
+              through.check();
+              await fs.readlink(descriptorPath(through.path, file.fd)).then(names.unlink).catch(
                 () => {},
               );
             }

@@ -35,3 +35,34 @@ export function hostEnvironment(): Record<string, string> {
     return { PATH: "/usr/local/bin:/usr/bin:/bin" };
   }
 }
+
+/**
+ * This process's user id; `null` where the runtime does not tell it (Deno
+ * without `--allow-sys=uid`) or has none (Windows).
+ */
+export function processUid(): number | null {
+  try {
+    return process.getuid?.() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the runtime's permission guard allows `access` to `path` already,
+ * so that touching it neither fails nor asks a person on a terminal: always
+ * under Node; under Deno, what its flags granted.
+ */
+export function runtimeGrants(access: "read" | "write", path: string): boolean {
+  const deno = (globalThis as {
+    Deno?: {
+      permissions?: { querySync?(descriptor: { name: string; path: string }): { state: string } };
+    };
+  }).Deno;
+  if (!isDeno || deno?.permissions?.querySync === undefined) return true;
+  try {
+    return deno.permissions.querySync({ name: access, path }).state === "granted";
+  } catch {
+    return false;
+  }
+}

@@ -2,11 +2,14 @@
  * The Deno backend of {@link AsyncFileSystem}: the shared real backend over
  * Deno's `node:fs` (real descriptors), listing directories with Deno's own
  * API. A refusal by Deno's permission flags becomes `runtime_permission_denied`.
+ * Where the flags refuse `/proc/self/fd`, the backend names its descriptors
+ * through a link to it (`../descriptor_link.ts`), made through bash where
+ * the flags refuse `Deno.symlink` (it needs unscoped read and write).
  *
  * @module
  */
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
-import { checkDiskOptions, descriptorRoutes, realFileSystem } from "../real_filesystem.ts";
+import { checkDiskOptions, realFileSystem, routeKeeper } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { hostGitExcludes } from "../host_text.ts";
@@ -23,7 +26,7 @@ import { kindOf } from "./entry_kind.ts";
  */
 export function createDenoFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
   checkDiskOptions("createDenoFileSystem", options);
-  const routes = descriptorRoutes(options);
+  const routes = routeKeeper(options, makeLink);
   const real = realFileSystem({
     routes,
     async list(path) {
@@ -40,5 +43,34 @@ export function createDenoFileSystem(options: DiskFileSystemOptions = {}): Async
   const worker = options.searchWorker === undefined
     ? new URL("./search_worker.ts", import.meta.url)
     : options.searchWorker;
-  return Object.assign(filesystem, workerSearches(filesystem, worker, routes));
+  return Object.assign(filesystem, workerSearches(filesystem, worker, () => routes.paths()));
+}
+
+/**
+ * Makes a symbolic link: with Deno's own call where the flags allow it, else
+ * with `ln` run by bash (allowed by `--allow-run=bash`), in an environment of
+ * its own (reading this process's needs `--allow-env`).
+ */
+async function makeLink(target: string, path: string): Promise<void> {
+  try {
+    await Deno.symlink(target, path);
+    return;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotCapable)) throw error;
+  }
+  const { code, stderr } = await new Deno.Command("bash", {
+    // -T: a directory at `path` is refused, not entered.
+    args: ["-c", 'exec ln -s -T -- "$1" "$2"', "bash", target, path],
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin", LC_ALL: "C" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (code === 0) return;
+  const message = new TextDecoder().decode(stderr).trim();
+  if (message.includes("File exists")) {
+    throw Object.assign(new Error(message), { code: "EEXIST" });
+  }
+  throw new Error(`ln exited with ${code}: ${message}`);
 }

@@ -1,9 +1,10 @@
 /**
- * The narrow Deno permission flags for a session: the outer guard under the
- * tools' own boundary.
+ * The Deno permission flags for a session: every flag the tools need, and
+ * nothing else, as the outer guard around the tools' own boundary.
  *
  * @module
  */
+import { defaultDescriptorLink } from "../descriptor_link.ts";
 
 /** What {@link denoPermissionFlags} needs to know. */
 export interface DenoFlagOptions {
@@ -14,44 +15,72 @@ export interface DenoFlagOptions {
   /** The shell `bash` runs (default `bash`). */
   readonly shell?: string;
   /**
-   * A symbolic link to `/proc/self/fd` that the host made for the file
-   * backend (`createDenoFileSystem({ descriptorLink })`). Deno refuses
-   * `/proc/self/fd` paths without `--allow-all`; read and write of the link
-   * let the backend name its own open descriptors through it, which is what
-   * makes its file operations race-free. Paths through it reach only
-   * objects the backend has already opened and verified.
+   * Where the file backend's symbolic link to `/proc/self/fd` is (default
+   * `/tmp/openwork-tools-fd-<uid>`, with this process's user id). Give the
+   * same path to `createDenoFileSystem({ descriptorLink })`; the backend
+   * makes the link itself if it is missing.
    */
   readonly descriptorLink?: string;
 }
 
 /**
- * The flags a host passes to `deno run` so that the tools work and nothing
- * else is granted: read of the roots, write of the working directory, run of
- * the shell, and read and write of the descriptor link if there is one.
+ * The flags a host passes to `deno run` for a session of the same user:
+ * read of the roots, write of the working directory, run of the shell, read
+ * and write of the file backend's link to `/proc/self/fd`, the user id (the
+ * link's default name holds it), and `--no-prompt`.
+ *
+ * Deno checks read and write flags against a path as written, without
+ * following the links on it: a link inside a granted directory leads Deno
+ * wherever it points. The file backend therefore verifies every object it
+ * opens by asking the kernel where it is, through `/proc/self/fd`; Deno
+ * refuses that path short of `--allow-all`, so the backend goes through a
+ * link to it, which it makes (through bash) in the place these flags grant,
+ * verifies, and checks after each use. Under flags that grant none of this,
+ * the backend refuses every file operation, and `createSession` throws,
+ * naming what is missing. `--no-prompt` turns what the flags do not grant
+ * into that refusal (or into `runtime_permission_denied`) instead of a
+ * question on the terminal.
+ *
  * Under these flags the search workers cannot load their modules, so grep
  * and glob go on on the calling thread (correct, slower); a host that also
- * grants read of this package and its npm dependencies gets the workers back.
- * Deno then refuses, as `runtime_permission_denied`, any access the flags do
- * not cover, even one the tools' own boundary would allow.
+ * grants read of this package and its npm dependencies gets the workers
+ * back. Deno refuses, as `runtime_permission_denied`, any access the flags
+ * do not cover, even one the tools' own boundary would allow.
+ *
+ * Throws a TypeError when the default link is wanted and this process
+ * cannot tell its user id (Deno without `--allow-sys=uid`): pass
+ * `descriptorLink` then.
  *
  * @example
  * ```ts
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
- * // ["--allow-read=/srv/repo", "--allow-write=/srv/repo", "--allow-run=bash"]
+ * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000",
+ * //  "--allow-write=/srv/repo,/tmp/openwork-tools-fd-1000",
+ * //  "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
  * ```
  */
 export function denoPermissionFlags(options: DenoFlagOptions): string[] {
+  const link = options.descriptorLink ?? defaultDescriptorLink();
+  if (link === null) {
+    throw new TypeError(
+      "denoPermissionFlags: the file backend's link to /proc/self/fd is named after the user " +
+        "id, which this process cannot read (under Deno it needs --allow-sys=uid); pass " +
+        "descriptorLink, and the same path to createDenoFileSystem.",
+    );
+  }
+  if (!link.startsWith("/")) {
+    throw new TypeError(`denoPermissionFlags: descriptorLink must be an absolute path: ${link}`);
+  }
   const readable = [options.workingDirectory];
   if (options.skillRoot) readable.push(options.skillRoot);
-  const writable = [options.workingDirectory];
-  if (options.descriptorLink) {
-    readable.push(options.descriptorLink);
-    writable.push(options.descriptorLink);
-  }
+  readable.push(link);
+  const writable = [options.workingDirectory, link];
   return [
     `--allow-read=${readable.join(",")}`,
     `--allow-write=${writable.join(",")}`,
     `--allow-run=${options.shell ?? "bash"}`,
+    "--allow-sys=uid",
+    "--no-prompt",
   ];
 }

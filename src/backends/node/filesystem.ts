@@ -2,15 +2,16 @@
  * The Node backend of {@link AsyncFileSystem}: the shared real backend over
  * `node:fs`, reaching its descriptors through `/proc/self/fd` where there is
  * one (or a link to it, for a runtime that refuses that path, as Deno does
- * under narrow flags).
+ * under narrow flags: the link is made with `node:fs`, which Deno allows
+ * only under unscoped read and write flags).
  *
  * @module
  */
 import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { readdir, symlink } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
-import { checkDiskOptions, descriptorRoutes, kindOf, realFileSystem } from "../real_filesystem.ts";
+import { checkDiskOptions, kindOf, realFileSystem, routeKeeper } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { isDeno, moduleBeside } from "../../runtime/checks.ts";
@@ -27,7 +28,7 @@ import { hostGitExcludes } from "../host_text.ts";
  */
 export function createNodeFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
   checkDiskOptions("createNodeFileSystem", options);
-  const routes = descriptorRoutes(options);
+  const routes = routeKeeper(options, symlink);
   const real = realFileSystem({
     routes,
     list: async (path) =>
@@ -38,7 +39,7 @@ export function createNodeFileSystem(options: DiskFileSystemOptions = {}): Async
   });
   const filesystem = { ...real, readGitExcludes: hostGitExcludes };
   const worker = options.searchWorker === undefined ? ownWorker() : options.searchWorker;
-  return Object.assign(filesystem, workerSearches(filesystem, worker, routes));
+  return Object.assign(filesystem, workerSearches(filesystem, worker, () => routes.paths()));
 }
 
 /**

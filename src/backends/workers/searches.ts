@@ -46,20 +46,23 @@ async function* fromWorkers<T>(
  * The search methods of a backend whose tree searches run in the process's
  * pool of workers for `workerModule` (the adapter's worker, which calls
  * `serveSearches`), reading through `filesystem` on the calling thread; the
- * workers reach descriptors through the first of `routes` that works there.
+ * workers reach descriptors through the first of the paths `routes` gives
+ * (the backend's route, found before its first operation) that works there.
  * With `workerModule` `null`, the searches of the calling thread.
  */
 export function workerSearches(
   filesystem: ThreadReads,
   workerModule: URL | null,
-  routes: readonly string[],
+  routes: () => Promise<readonly string[]>,
 ): Pick<AsyncFileSystem, "prepareSearch" | "searchTree" | "globTree" | "indexWorkers"> {
   if (workerModule === null) return { ...threadSearches(filesystem), prepareSearch() {} };
   const pool = sharedPool(workerModule);
   return {
     indexWorkers: {
-      buildSegment: (job) => pool.run<SegmentJob>({ kind: "segment", routes, ...job }),
-      scanFiles: (job) => pool.run<FilesJob>({ kind: "files", routes, ...job }),
+      buildSegment: async (job) =>
+        pool.run<SegmentJob>({ kind: "segment", routes: await routes(), ...job }),
+      scanFiles: async (job) =>
+        pool.run<FilesJob>({ kind: "files", routes: await routes(), ...job }),
     },
     prepareSearch() {
       pool.warm();
@@ -75,7 +78,7 @@ export function workerSearches(
       }
       if (here.done) return;
       const rest = { ...search, limit: (search.limit ?? Number.MAX_SAFE_INTEGER) - found };
-      const workers = pool.searchTree(treeStart(start, routes), rest, here.last!, signal);
+      const workers = pool.searchTree(treeStart(start, await routes()), rest, here.last!, signal);
       if (yield* fromWorkers(workers, signal)) return;
       yield* scanHere(filesystem, here, search, signal);
     },
@@ -89,7 +92,7 @@ export function workerSearches(
       }
       if (here.done) return;
       const rest = { ...glob, limit: (glob.limit ?? Number.MAX_SAFE_INTEGER) - found };
-      const workers = pool.globTree(treeStart(start, routes), rest, here.last!, signal);
+      const workers = pool.globTree(treeStart(start, await routes()), rest, here.last!, signal);
       if (yield* fromWorkers(workers, signal)) return;
       yield* globHere(here, glob);
     },

@@ -15,14 +15,10 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "
 import { resultCount } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import {
-  descriptorPath,
-  holdsSync,
-  OPEN_RESOLVES_ITSELF,
-  type Routes,
-  sameObject,
-} from "../descriptors.ts";
+import { descriptorPath, holdsSync, OPEN_RESOLVES_ITSELF, sameObject } from "../descriptors.ts";
+import { ToolError } from "../../errors.ts";
 import type { DescriptorRoute } from "../descriptors.ts";
+import type { Routes } from "../descriptor_route.ts";
 import { isPlainChild } from "../../path/mod.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
 import { isPassedOver, WalkSync } from "../../search/walk.ts";
@@ -267,7 +263,7 @@ export class VerifiedDirectories {
   }
 
   /** The verified descriptor of directory `real`, or `null` when something else is there. */
-  directory(real: string): { fd: number; route: DescriptorRoute } | null {
+  directory(real: string): { fd: number; route: DescriptorRoute | null } | null {
     const kept = this.#open.get(real);
     if (kept !== undefined) {
       this.#open.delete(real);
@@ -287,16 +283,30 @@ export class VerifiedDirectories {
     }
     const parentRoute = parent === undefined ? null : this.#routes.of(parent);
     let fd: number;
-    let route: DescriptorRoute;
+    let route: DescriptorRoute | null;
     if (parentRoute !== null && !OPEN_RESOLVES_ITSELF) {
-      fd = openSync(descriptorPath(parentRoute, parent!, real.slice(slash + 1)), DIRECTORY_FLAGS);
+      fd = openSync(
+        descriptorPath(parentRoute.path, parent!, real.slice(slash + 1)),
+        DIRECTORY_FLAGS,
+      );
+      try {
+        parentRoute.check();
+      } catch (error) {
+        closeSync(fd);
+        throw error;
+      }
       route = parentRoute;
     } else {
       fd = openSync(real, DIRECTORY_FLAGS);
-      route = this.#routes.of(fd);
-      if (!holdsSync(route, fd, real)) {
+      try {
+        route = this.#routes.of(fd);
+        if (!holdsSync(route, fd, real)) {
+          closeSync(fd);
+          return null;
+        }
+      } catch (error) {
         closeSync(fd);
-        return null;
+        throw error;
       }
     }
     this.#open.set(real, fd);
@@ -319,12 +329,20 @@ export class VerifiedDirectories {
       const directory = this.directory(parent);
       if (directory === null) return null;
       if (directory.route !== null) {
-        const inside = descriptorPath(directory.route, directory.fd, real.slice(slash + 1));
+        const inside = descriptorPath(directory.route.path, directory.fd, real.slice(slash + 1));
         const fd = openSync(inside, flags);
         // Deno's open turns the descriptor path back into a plain path (to check it against its
         // flags) and opens that, which a link swapped in meanwhile can redirect; its lstat does
         // not, so the file opened must be the one the directory holds under that name.
-        if (!OPEN_RESOLVES_ITSELF || sameObject(fstatSync(fd), lstatSync(inside))) return fd;
+        const there = !OPEN_RESOLVES_ITSELF || sameObject(fstatSync(fd), lstatSync(inside));
+        try {
+          // What came through a link route is relied on only if the link did not change.
+          directory.route.check();
+        } catch (error) {
+          closeSync(fd);
+          throw error;
+        }
+        if (there) return fd;
         closeSync(fd);
         return null;
       }
@@ -332,7 +350,9 @@ export class VerifiedDirectories {
       if (holdsSync(null, fd, real)) return fd;
       closeSync(fd);
       return null;
-    } catch {
+    } catch (error) {
+      // A changed route fails the search; anything else passes the file over.
+      if (error instanceof ToolError) throw error;
       return null;
     }
   }
@@ -386,7 +406,11 @@ export function workerWalkIO(
         const directory = directories.directory(real);
         if (directory === null) return null;
         const { fd, route } = directory;
-        return list(route === null ? real : descriptorPath(route, fd));
+        if (route === null) return list(real);
+        const entries = list(descriptorPath(route.path, fd));
+        // The names came through the route: they are this directory's only if it did not change.
+        route.check();
+        return entries;
       } catch (error) {
         const code = codeOfRuntimeError(error);
         if (isPassedOver(code) || code === "invalid_path") return null;

@@ -9,7 +9,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { closeSync, fstatSync, readSync } from "node:fs";
-import { Routes } from "../descriptors.ts";
+import { Routes } from "../descriptor_route.ts";
 import type { WalkSyncIO } from "../../search/walk.ts";
 import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
@@ -240,7 +240,14 @@ export function serveSearches(list: ListSync): void {
         return;
       }
       if (job.kind === "files") {
-        parentPort!.postMessage(scanFiles(directories, job));
+        let answer: FilesAnswer;
+        try {
+          answer = scanFiles(directories, job);
+        } catch (error) {
+          // A route to descriptors that changed or cannot be had: the job fails, the worker stays.
+          answer = { id: job.id, results: [], error: (error as Error)?.message ?? String(error) };
+        }
+        parentPort!.postMessage(answer);
         return;
       }
       runUnit(
