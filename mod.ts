@@ -135,7 +135,7 @@ export type {
   SearchIndexStats,
 } from "./src/backends/search_index.ts";
 export type { Segment } from "./src/index/segment.ts";
-export type { TreeWatcher, WatchHandlers } from "./src/index/watch.ts";
+export type { TreeWatcher, WatchHandlers, WatchTree, WatchTreeOptions } from "./src/index/watch.ts";
 export type {
   ProcessBackend,
   ProcessExit,

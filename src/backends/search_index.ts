@@ -45,9 +45,7 @@ import { indexQuery } from "../index/query.ts";
 import type { IndexQuery } from "../index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/segment.ts";
 import type { Segment } from "../index/segment.ts";
-// The runtime's watcher: the package manifest maps this (see `backends/defaults/deno.ts`).
-import { defaultWatchTree } from "#default-backends";
-import type { TreeWatcher, WatchHandlers } from "../index/watch.ts";
+import type { TreeWatcher, WatchHandlers, WatchTree } from "../index/watch.ts";
 
 /** Options of a session's search index (`createSession({ searchIndex })`). */
 export interface SearchIndexOptions {
@@ -66,11 +64,7 @@ export interface SearchIndexOptions {
   /**
    * The watcher to use (default: the runtime's own); a host or a test may bring another.
    */
-  readonly watch?: (
-    root: string,
-    handlers: WatchHandlers,
-    options: { readonly fenceDirectory?: string },
-  ) => Promise<TreeWatcher>;
+  readonly watch?: WatchTree;
 }
 
 /** What the index is doing. */
@@ -210,6 +204,7 @@ export class SearchIndex {
   readonly #rootReal: string;
   readonly #environment: Readonly<Record<string, string>>;
   readonly #options: SearchIndexOptions;
+  readonly #watch: WatchTree;
   readonly #io: WalkIO<CheckedPath>;
 
   #state: SearchIndexState = "idle";
@@ -245,11 +240,16 @@ export class SearchIndex {
   #memory = 0;
   #dirty = new Set<string>();
 
-  /** An index of the tree at `root`, read through `filesystem`; nothing happens until it is started. */
+  /**
+   * An index of the tree at `root`, read through `filesystem` and kept fresh
+   * by the watcher `watch` starts (the session's choice: the host's, else the
+   * runtime's); nothing happens until it is started.
+   */
   constructor(
     filesystem: AsyncFileSystem,
     root: CheckedPath,
     environment: Readonly<Record<string, string>>,
+    watch: WatchTree,
     options: SearchIndexOptions = {},
   ) {
     this.#filesystem = filesystem;
@@ -258,6 +258,7 @@ export class SearchIndex {
     this.#rootReal = unwrapCheckedPath(root);
     this.#environment = environment;
     this.#options = options;
+    this.#watch = watch;
     const io = checkedWalkIO(filesystem);
     // A directory is watched before it is listed: a change after the listing is always seen.
     this.#io = {
@@ -454,9 +455,8 @@ export class SearchIndex {
         },
         lost: (reason) => this.#lost(`the watcher lost track: ${reason}`, generation),
       };
-      const watch = this.#options.watch ?? defaultWatchTree;
       const fenceDirectory = this.#options.fenceDirectory;
-      const watcher = await watch(
+      const watcher = await this.#watch(
         this.#rootReal,
         handlers,
         fenceDirectory === undefined ? {} : { fenceDirectory },
