@@ -7,7 +7,8 @@
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  *
  * const flags = denoPermissionFlags({ workingDirectory: "/path/to/repo" });
- * // ["--allow-read=/path/to/repo", "--allow-write=/path/to/repo", "--allow-run=bash"]
+ * // ["--allow-read=/path/to/repo,/tmp/openwork-index-…,<package>/src",
+ * //  "--allow-write=/path/to/repo,/tmp/openwork-index-…", "--allow-run=bash"]
  * ```
  *
  * @module

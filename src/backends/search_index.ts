@@ -52,7 +52,8 @@ export interface SearchIndexOptions {
   /**
    * Where the watcher's fence cookies are written: a directory outside the
    * working directory (default: a new one in the OS temporary directory,
-   * removed on close).
+   * removed on close; under Deno flags that do not grant that, a new one in
+   * the directory `denoPermissionFlags` grants for it).
    */
   readonly fenceDirectory?: string;
   /**

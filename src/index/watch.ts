@@ -75,7 +75,8 @@ export interface TreeWatcher {
 export interface WatchTreeOptions {
   /**
    * Where fence cookies are written; neither the root, nor inside it, nor
-   * holding it. Default: a new directory in the OS temporary directory,
+   * holding it. Default: a new directory the watcher makes for itself (in the
+   * OS temporary directory, unless the runtime's watcher says otherwise),
    * removed by `close`.
    */
   readonly fenceDirectory?: string;
@@ -100,6 +101,8 @@ export const FENCE_TIMEOUT_MS = 5_000;
  * `start`, and on `close` ends the fences, then the watches, then removes the
  * fence directory when it made it.
  *
+ * @param makeFenceDirectory Makes a new, empty fence directory for this
+ *   watcher alone when none is given (default {@link temporaryFenceDirectory}).
  * @throws {TypeError} when the fence directory is the root, inside it, or holds it.
  * @example
  * ```ts
@@ -122,12 +125,11 @@ export async function fencedWatcher(
   handlers: WatchHandlers,
   options: WatchTreeOptions,
   start: (events: FenceEvents) => Watches | Promise<Watches>,
+  makeFenceDirectory: () => Promise<string> = temporaryFenceDirectory,
 ): Promise<TreeWatcher> {
   const given = options.fenceDirectory;
-  const fenceDirectory = given === undefined
-    ? await realpath(await mkdtemp(join(tmpdir(), "openwork-index-")))
-    : await realpath(given);
   const made = given === undefined;
+  const fenceDirectory = await realpath(made ? await makeFenceDirectory() : given);
   try {
     if (isWithin(fenceDirectory, root)) {
       throw new TypeError(
@@ -160,6 +162,14 @@ export async function fencedWatcher(
     if (made) await rm(fenceDirectory, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * A new directory in the OS temporary directory, for a watcher's fences:
+ * the default of {@link fencedWatcher}.
+ */
+export function temporaryFenceDirectory(): Promise<string> {
+  return mkdtemp(join(tmpdir(), "openwork-index-"));
 }
 
 /** Whether `path` is `directory` or below it (both absolute, normalized). */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { indexPermissionPaths } from "./index_permissions.ts";
 
 /** What {@link denoPermissionFlags} needs to know. */
 export interface DenoFlagOptions {
@@ -28,17 +29,18 @@ export interface DenoFlagOptions {
  * The flags a host passes to `deno run` so that the tools work and nothing
  * else is granted: read of the roots, write of the working directory, run of
  * the shell, and read and write of the descriptor link if there is one.
- * Under these flags the search workers cannot load their modules, so grep
- * and glob go on on the calling thread (correct, slower); a host that also
- * grants read of this package and its npm dependencies gets the workers back.
- * Deno then refuses, as `runtime_permission_denied`, any access the flags do
- * not cover, even one the tools' own boundary would allow.
+ * For the search workers and the search index, read of this package's own
+ * sources (the workers' modules) and read and write of the index's fence
+ * home, a directory of `/tmp` named for the working directory (give its real
+ * path). Deno then refuses, as `runtime_permission_denied`, any access the
+ * flags do not cover, even one the tools' own boundary would allow.
  *
  * @example
  * ```ts
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
- * // ["--allow-read=/srv/repo", "--allow-write=/srv/repo", "--allow-run=bash"]
+ * // ["--allow-read=/srv/repo,/tmp/openwork-index-…,<package>/src",
+ * //  "--allow-write=/srv/repo,/tmp/openwork-index-…", "--allow-run=bash"]
  * ```
  */
 export function denoPermissionFlags(options: DenoFlagOptions): string[] {
@@ -49,6 +51,10 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
     readable.push(options.descriptorLink);
     writable.push(options.descriptorLink);
   }
+  // The search index: its fence home, and its workers' modules (see `index_permissions.ts`).
+  const index = indexPermissionPaths(options.workingDirectory);
+  readable.push(...index.read);
+  writable.push(...index.write);
   return [
     `--allow-read=${readable.join(",")}`,
     `--allow-write=${writable.join(",")}`,
