@@ -36,10 +36,20 @@ interface Answer {
   };
 }
 
+/** The chunks of text of a byte stream, as they come. */
+async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    yield value;
+  }
+}
+
 /** The lines of a byte stream, as they come. */
 async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let pending = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+  for await (const chunk of chunksOf(stream)) {
     pending += chunk;
     let end: number;
     while ((end = pending.indexOf("\n")) !== -1) {
@@ -53,7 +63,7 @@ async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<stri
 /** The whole text of a byte stream. */
 async function textOf(stream: ReadableStream<Uint8Array>): Promise<string> {
   let text = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) text += chunk;
+  for await (const chunk of chunksOf(stream)) text += chunk;
   return text;
 }
 
