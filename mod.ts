@@ -127,7 +127,14 @@ export type {
   TreeWalk,
 } from "./src/backends/filesystem.ts";
 export type { IgnoreSource, IgnoreState } from "./src/search/walk.ts";
-export type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "./src/index/jobs.ts";
+export type {
+  FilesAnswer,
+  FilesJob,
+  SegmentAnswer,
+  SegmentJob,
+  StampAnswer,
+  StampJob,
+} from "./src/index/jobs.ts";
 export type {
   SearchIndexHandle,
   SearchIndexOptions,

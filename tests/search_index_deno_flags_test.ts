@@ -10,10 +10,20 @@ import { chmod, mkdir, readdir, realpath, rm, writeFile } from "node:fs/promises
 import { fileURLToPath } from "node:url";
 import { symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 
+/** A byte stream of the child, as much of Deno's `ReadableStream` as is used. */
+interface ByteSource {
+  getReader(): { read(): Promise<{ value?: Uint8Array; done: boolean }> };
+}
+
+/** The child's stdin, as much of Deno's `WritableStream` as is used. */
+interface ByteSink {
+  getWriter(): { write(chunk: Uint8Array): Promise<void>; close(): Promise<void> };
+}
+
 interface ChildLike {
-  readonly stdin: WritableStream<Uint8Array>;
-  readonly stdout: ReadableStream<Uint8Array>;
-  readonly stderr: ReadableStream<Uint8Array>;
+  readonly stdin: ByteSink;
+  readonly stdout: ByteSource;
+  readonly stderr: ByteSource;
   readonly status: Promise<{ code: number }>;
 }
 
@@ -37,17 +47,19 @@ interface Answer {
 }
 
 /** The chunks of text of a byte stream, as they come. */
-async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+async function* chunksOf(stream: ByteSource): AsyncGenerator<string> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
   for (;;) {
     const { value, done } = await reader.read();
-    if (done) return;
-    yield value;
+    if (done) break;
+    yield decoder.decode(value, { stream: true });
   }
+  yield decoder.decode();
 }
 
 /** The lines of a byte stream, as they come. */
-async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+async function* linesOf(stream: ByteSource): AsyncGenerator<string> {
   let pending = "";
   for await (const chunk of chunksOf(stream)) {
     pending += chunk;
@@ -61,7 +73,7 @@ async function* linesOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<stri
 }
 
 /** The whole text of a byte stream. */
-async function textOf(stream: ReadableStream<Uint8Array>): Promise<string> {
+async function textOf(stream: ByteSource): Promise<string> {
   let text = "";
   for await (const chunk of chunksOf(stream)) text += chunk;
   return text;

@@ -42,6 +42,15 @@ export interface WatchHandlers {
    * once; fences resolve `false` from then on.
    */
   lost(reason: string): void;
+  /**
+   * Some changes before this call may have gone unreported, but every watch
+   * is still in place: changes from now on are reported (or missed again),
+   * and fences go on proving it. The caller looks at the whole tree again:
+   * lists every directory (adding it first, for a watcher of single
+   * directories) and checks every file. May be called any number of times.
+   * Without it, the watcher is lost instead.
+   */
+  missed?(reason: string): void;
 }
 
 /** A watch over a directory tree, from a {@link WatchTree}. */
@@ -202,6 +211,8 @@ export interface FenceEvents {
   cookie(path: string): void;
   /** The watches can no longer vouch for their events. */
   lose(reason: string): void;
+  /** Events may have been dropped, but the watches are still in place (see {@link WatchHandlers.missed}). */
+  miss(reason: string): void;
 }
 
 /** One waiter for a cookie's next event. */
@@ -235,6 +246,13 @@ class Fences implements FenceEvents {
     this.#lost = true;
     this.#settleAll();
     this.handlers.lost(reason);
+  }
+
+  /** Reports missed events, or the loss when the handlers take no misses. */
+  miss(reason: string): void {
+    if (this.#lost || this.closed) return;
+    if (this.handlers.missed === undefined) this.lose(reason);
+    else this.handlers.missed(reason);
   }
 
   /** An event for `path` in the fence directory: wakes the fence waiting on that cookie. */

@@ -117,11 +117,12 @@ function denoWatches(root: string, fences: FenceEvents): Promise<Watches> {
         return;
       }
       if (data.overrun) {
-        fences.lose(
+        // Dropped after the watcher took them in: the watches it adds for new directories are
+        // in place all the same, so what is lost is the news, not the watch.
+        fences.miss(
           "a burst of changes may have overflowed the runtime's event channel (16 events; " +
             "it drops what does not fit)",
         );
-        return;
       }
       for (const event of data.events) {
         if (event.flag === "rescan") {

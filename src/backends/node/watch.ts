@@ -84,7 +84,7 @@ export function watchTreeNode(
  * were lost when the queue (`fs.inotify.max_queued_events`) filled up. What
  * can be seen is the burst: libuv drains the whole queue in one turn of the
  * event loop, so when half a full queue's worth of events arrives in one
- * turn, the queue may have overflowed, and the watcher is lost. A queue that
+ * turn, the queue may have overflowed, and the watcher reports a miss. A queue that
  * overflowed mostly with events of other watches of the process, or of
  * watches already removed, goes unseen.
  */
@@ -100,7 +100,9 @@ function nodeWatches(fences: FenceEvents): Watches {
   const count = () => {
     if (burst++ === 0) setImmediate(() => burst = 0);
     if (burst === burstLimit) {
-      fences.lose(`${burst} events arrived at once: the kernel's event queue may have overflowed`);
+      // The kernel drops events, not watches: what is lost is the news, and the caller lists
+      // every directory again (adding each before, so that one made meanwhile is watched).
+      fences.miss(`${burst} events arrived at once: the kernel's event queue may have overflowed`);
     }
   };
   /** Watches `directory` through `target`: its own path, or a descriptor's path naming it. */

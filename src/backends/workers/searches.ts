@@ -13,7 +13,7 @@ import { globHere, scanHere, threadSearches, ThreadWalk } from "../thread_search
 import type { ThreadReads } from "../thread_search.ts";
 import { resultCount } from "../../search/scan.ts";
 import { sharedPool, treeStart } from "./pool.ts";
-import type { FilesJob, SegmentJob } from "../../index/jobs.ts";
+import type { FilesJob, SegmentJob, StampJob } from "../../index/jobs.ts";
 
 /** Files scanned on the calling thread before a search goes on in the workers. */
 const FILES_HERE_FIRST = 64;
@@ -60,6 +60,7 @@ export function workerSearches(
     indexWorkers: {
       buildSegment: (job) => pool.run<SegmentJob>({ kind: "segment", routes, ...job }),
       scanFiles: (job) => pool.run<FilesJob>({ kind: "files", routes, ...job }),
+      stampFiles: (job) => pool.run<StampJob>({ kind: "stamps", routes, ...job }),
     },
     prepareSearch() {
       pool.warm();

@@ -12,6 +12,7 @@
  * @module
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
+import type { Stats } from "node:fs";
 import { resultCount } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
@@ -332,6 +333,23 @@ export class VerifiedDirectories {
       if (holdsSync(null, fd, real)) return fd;
       closeSync(fd);
       return null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The metadata of file `real`, looked up without following a link, inside
+   * its verified directory where the runtime can name it (elsewhere by its
+   * real path), or `null` when it cannot be looked up.
+   */
+  statFile(real: string): Stats | null {
+    const slash = real.lastIndexOf("/");
+    try {
+      const directory = this.directory(slash === 0 ? "/" : real.slice(0, slash));
+      if (directory === null) return null;
+      if (directory.route === null) return lstatSync(real);
+      return lstatSync(descriptorPath(directory.route, directory.fd, real.slice(slash + 1)));
     } catch {
       return null;
     }
