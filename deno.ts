@@ -8,8 +8,8 @@
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  *
  * const flags = denoPermissionFlags({ workingDirectory: "/path/to/repo" });
- * // ["--allow-read=/path/to/repo,/tmp/openwork-tools-fd-1000",
- * //  "--allow-write=/path/to/repo,/tmp/openwork-tools-fd-1000",
+ * // ["--allow-read=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src",
+ * //  "--allow-write=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
  * //  "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
  * ```
  *

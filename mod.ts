@@ -128,7 +128,14 @@ export type {
   TreeWalk,
 } from "./src/backends/filesystem.ts";
 export type { IgnoreSource, IgnoreState } from "./src/search/walk.ts";
-export type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "./src/index/jobs.ts";
+export type {
+  FilesAnswer,
+  FilesJob,
+  SegmentAnswer,
+  SegmentJob,
+  StampAnswer,
+  StampJob,
+} from "./src/index/jobs.ts";
 export type {
   SearchIndexHandle,
   SearchIndexOptions,
@@ -136,7 +143,7 @@ export type {
   SearchIndexStats,
 } from "./src/backends/search_index.ts";
 export type { Segment } from "./src/index/segment.ts";
-export type { TreeWatcher, WatchHandlers } from "./src/index/watch.ts";
+export type { TreeWatcher, WatchHandlers, WatchTree, WatchTreeOptions } from "./src/index/watch.ts";
 export type {
   ProcessBackend,
   ProcessExit,

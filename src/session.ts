@@ -12,7 +12,7 @@ import type { AsyncFileSystem } from "./backends/filesystem.ts";
 import type { ProcessBackend } from "./backends/process.ts";
 // The runtime's defaults: the package manifest maps this (deno.json for Deno and JSR, the npm
 // package's package.json for Node); see `backends/defaults/deno.ts`.
-import { defaultFileSystem, defaultProcessBackend } from "#default-backends";
+import { defaultFileSystem, defaultProcessBackend, defaultWatchTree } from "#default-backends";
 import { hostEnvironment } from "./runtime/checks.ts";
 import {
   hostPlatformFacts,
@@ -260,7 +260,9 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
   }
   const root = await resolve(".", "read", "must_exist");
   const indexOptions = options.searchIndex === true ? {} : options.searchIndex;
-  const index = new SearchIndex(filesystem, root, environment, indexOptions);
+  // The index gets its watcher here: the host's, else the runtime's (shared code picks none).
+  const watch = indexOptions.watch ?? defaultWatchTree;
+  const index = new SearchIndex(filesystem, root, environment, watch, indexOptions);
   return Object.freeze({
     ...session,
     filesystem: indexedFileSystem(filesystem, index),

@@ -13,7 +13,8 @@ import { createRequire, syncBuiltinESMExports } from "node:module";
 import * as fs from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import { type TreeWatcher, watchTreeNode } from "../src/index/watch.ts";
+import type { TreeWatcher } from "../src/index/watch.ts";
+import { watchTreeNode } from "../src/backends/node/watch.ts";
 import { defaultWatchTree as watchTree } from "#default-backends";
 import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 

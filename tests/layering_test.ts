@@ -1,7 +1,9 @@
 /**
  * The layering of `src/`: every import looks down the one order written
- * here, no two folders import each other (directly or around a cycle), and
- * no runtime adapter imports another.
+ * here, no two folders import each other (directly or around a cycle), no
+ * runtime adapter imports another, and only the session's wiring reaches the
+ * runtimes' defaults. Import-map aliases (`#default-backends`) count as
+ * imports of what the package's manifest maps them to.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -33,7 +35,37 @@ const LAYERS: readonly (readonly string[])[] = [
 /** Runtime adapters: folders that must never import one another. */
 const ADAPTERS: readonly string[] = ["backends/deno", "backends/node", "backends/memory"];
 
-const src = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
+/** The folder that picks each runtime's adapters: what `#default-backends` maps to. */
+const DEFAULTS = "backends/defaults";
+
+/**
+ * The session's wiring: the files of `src/` (without their extension) that
+ * may import an import-map alias, and so the runtime defaults. Everything
+ * else is shared code, which gets what is runtime-specific from the session
+ * (a backend, a watcher) and never reaches for it.
+ */
+const WIRING: ReadonlySet<string> = new Set(["session"]);
+
+const here = dirname(fileURLToPath(import.meta.url));
+const src = resolve(here, "../src");
+
+/**
+ * The package's import map: `deno.json`'s `imports` for the sources, the
+ * npm package's `package.json` `imports` for its build; only the aliases (`#…`).
+ */
+async function aliases(): Promise<Map<string, string>> {
+  for (const name of ["deno.json", "package.json"]) {
+    let text: string;
+    try {
+      text = await readFile(resolve(here, "..", name), "utf8");
+    } catch {
+      continue;
+    }
+    const map = (JSON.parse(text) as { imports?: Record<string, string> }).imports ?? {};
+    return new Map(Object.entries(map).filter(([alias]) => alias.startsWith("#")));
+  }
+  throw new Error("neither deno.json nor package.json is beside the tests");
+}
 
 async function sourceFiles(directory: string): Promise<string[]> {
   const found: string[] = [];
@@ -45,18 +77,39 @@ async function sourceFiles(directory: string): Promise<string[]> {
   return found;
 }
 
-/** Every relative import of `src/`, type-only and dynamic ones included, as [from, to] paths below `src/`. */
-async function imports(): Promise<[string, string][]> {
-  const edges: [string, string][] = [];
+/**
+ * Every relative import of `src/` and every import of an alias, type-only and
+ * dynamic ones included, as [from, to] paths below `src/` (an alias as what
+ * the manifest maps it to), with the alias when there is one.
+ */
+async function importsWithAliases(): Promise<[string, string, string | null][]> {
+  const map = await aliases();
+  const edges: [string, string, string | null][] = [];
   for (const file of await sourceFiles(src)) {
     // Comments (JSDoc examples among them) are not imports.
     const text = (await readFile(file, "utf8")).replace(/\/\*[\s\S]*?\*\//g, "")
       .replace(/^\s*\/\/.*$/gm, "");
-    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*["'](\.[^"']+)["']/g)) {
-      edges.push([relative(src, file), relative(src, resolve(dirname(file), match[1]))]);
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*["']([.#][^"']+)["']/g)) {
+      const specifier = match[1];
+      const from = relative(src, file);
+      if (specifier.startsWith(".")) {
+        edges.push([from, relative(src, resolve(dirname(file), specifier)), null]);
+        continue;
+      }
+      const target = map.get(specifier);
+      assert.ok(
+        target !== undefined,
+        `${from} imports ${specifier}, which the manifest does not map`,
+      );
+      edges.push([from, relative(src, resolve(here, "..", target)), specifier]);
     }
   }
   return edges;
+}
+
+/** Every import of `src/` as [from, to] paths below `src/`; see {@link importsWithAliases}. */
+async function imports(): Promise<[string, string][]> {
+  return (await importsWithAliases()).map(([from, to]) => [from, to]);
 }
 
 function layerOf(path: string): number {
@@ -112,6 +165,24 @@ test("契约与分层: no runtime adapter imports another", async () => {
     return a !== undefined && b !== undefined && a !== b;
   });
   assert.deepEqual(crossing.map(([from, to]) => `${from} → ${to}`), []);
+});
+
+test("契约与分层: only the session's wiring imports an alias, and no shared module reaches a runtime adapter", async () => {
+  const edges = await importsWithAliases();
+  assert.ok(edges.some(([, , alias]) => alias !== null), "no alias import was read");
+  const inside = (path: string, folder: string) => path.startsWith(folder + "/");
+  const wiring = (path: string) => WIRING.has(path.replace(/\.(ts|js)$/, ""));
+  const reaching = edges.filter(([from, to, alias]) => {
+    if (alias !== null) return !wiring(from);
+    // The defaults are the session's to pick; an adapter is its own or the defaults'.
+    if (inside(to, DEFAULTS)) return !wiring(from) && !inside(from, DEFAULTS);
+    const adapter = ADAPTERS.find((a) => inside(to, a));
+    return adapter !== undefined && !inside(from, adapter) && !inside(from, DEFAULTS);
+  });
+  assert.deepEqual(
+    reaching.map(([from, to, alias]) => `${from} → ${alias === null ? to : `${alias} (${to})`}`),
+    [],
+  );
 });
 
 /** The cycles of a directed graph given as edges, each as its nodes in order, first node repeated last. */

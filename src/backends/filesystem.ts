@@ -7,7 +7,14 @@
 import type { CheckedPath } from "../path/checked_path.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
 import type { IgnoreState } from "../search/walk.ts";
-import type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "../index/jobs.ts";
+import type {
+  FilesAnswer,
+  FilesJob,
+  SegmentAnswer,
+  SegmentJob,
+  StampAnswer,
+  StampJob,
+} from "../index/jobs.ts";
 
 /** The search workers' side of the search index (see `search_index.ts`). */
 export interface IndexWorkers {
@@ -15,6 +22,11 @@ export interface IndexWorkers {
   buildSegment(job: Omit<SegmentJob, "kind" | "id" | "routes">): Promise<SegmentAnswer>;
   /** Scans files given by real path, in order, as the walk's search scans each. */
   scanFiles(job: Omit<FilesJob, "kind" | "id" | "routes">): Promise<FilesAnswer>;
+  /**
+   * Takes the stamps of files given by real path (see `index/stamps.ts`).
+   * Without it, an index whose watcher missed changes builds again.
+   */
+  stampFiles?(job: Omit<StampJob, "kind" | "id" | "routes">): Promise<StampAnswer>;
 }
 
 /** What a directory entry is. Symbolic links are reported, not followed. */

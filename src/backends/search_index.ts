@@ -25,9 +25,15 @@
  *   before the call has been reported, then the changed directories are
  *   listed again (again down the tree where an ignore file changed) and the
  *   changed files indexed again. Changes made through the session's tools
- *   are marked at once. When the watcher cannot vouch (overflow, an error, a
- *   fence that does not return), the index is built again in the background
- *   and searches walk meanwhile.
+ *   are marked at once. When the watcher may have missed changes but its
+ *   watches stand (a runtime that drops events past a small channel), the
+ *   index looks at the whole tree again in the background, keeping what it
+ *   has read: every directory listed, every file's stamp
+ *   (`src/index/stamps.ts`) compared with the one taken when it was read,
+ *   and only the files that differ read again; searches walk meanwhile.
+ *   When the watcher cannot vouch at all (overflow, an error, a fence that
+ *   does not return), the index is built again in the background and
+ *   searches walk meanwhile.
  *
  * @module
  */
@@ -45,16 +51,16 @@ import { indexQuery } from "../index/query.ts";
 import type { IndexQuery } from "../index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/segment.ts";
 import type { Segment } from "../index/segment.ts";
-// The runtime's watcher: the package manifest maps this (see `backends/defaults/deno.ts`).
-import { defaultWatchTree } from "#default-backends";
-import type { TreeWatcher, WatchHandlers } from "../index/watch.ts";
+import { sameStamp, STAMP_FIELDS } from "../index/stamps.ts";
+import type { TreeWatcher, WatchHandlers, WatchTree } from "../index/watch.ts";
 
 /** Options of a session's search index (`createSession({ searchIndex })`). */
 export interface SearchIndexOptions {
   /**
    * Where the watcher's fence cookies are written: a directory outside the
    * working directory (default: a new one in the OS temporary directory,
-   * removed on close).
+   * removed on close; under Deno flags that do not grant that, a new one in
+   * the directory `denoPermissionFlags` grants for it).
    */
   readonly fenceDirectory?: string;
   /**
@@ -66,11 +72,7 @@ export interface SearchIndexOptions {
   /**
    * The watcher to use (default: the runtime's own); a host or a test may bring another.
    */
-  readonly watch?: (
-    root: string,
-    handlers: WatchHandlers,
-    options: { readonly fenceDirectory?: string },
-  ) => Promise<TreeWatcher>;
+  readonly watch?: WatchTree;
 }
 
 /** What the index is doing. */
@@ -84,7 +86,11 @@ export type SearchIndexState =
 
 /** A snapshot of a search index. */
 export interface SearchIndexStats {
-  /** What it is doing: searches are answered from it only when `ready`. */
+  /**
+   * What it is doing: searches are answered from it only when `ready`. It is
+   * `rebuilding` also while it looks at the whole tree again, keeping what it
+   * has read, after its watcher missed changes (see {@link resyncs}).
+   */
   readonly state: SearchIndexState;
   /** Files it holds. */
   readonly files: number;
@@ -100,6 +106,11 @@ export interface SearchIndexStats {
   readonly buildMs: number | null;
   /** Builds started, the first included (each loss of the watcher starts one). */
   readonly builds: number;
+  /**
+   * Times the index looked at the whole tree again, keeping what it had read,
+   * because its watcher may have missed changes while its watches stood.
+   */
+  readonly resyncs: number;
   /** Why the index is unavailable or was last rebuilt, if it was. */
   readonly reason: string | null;
 }
@@ -143,8 +154,8 @@ const LAST_PAUSE = 2000;
 const MAX_LOSSES = 8;
 /** Changed paths waiting to be looked at past which the index cannot keep up: it builds again. */
 const MAX_DIRTY = 100_000;
-/** Estimated resident bytes of one entry beyond its path's characters. */
-const ENTRY_BYTES = 160;
+/** Estimated resident bytes of one entry beyond its path's characters (its stamp included). */
+const ENTRY_BYTES = 160 + STAMP_FIELDS * 8;
 
 /** The memory an entry of the index is counted for. */
 function entryMemory(display: string): number {
@@ -210,12 +221,21 @@ export class SearchIndex {
   readonly #rootReal: string;
   readonly #environment: Readonly<Record<string, string>>;
   readonly #options: SearchIndexOptions;
+  readonly #watch: WatchTree;
   readonly #io: WalkIO<CheckedPath>;
 
   #state: SearchIndexState = "idle";
   #reason: string | null = null;
   #generation = 0;
   #builds = 0;
+  #resyncs = 0;
+  /** Why the whole tree is to be looked at again (see {@link #missed}), or `null`. */
+  #resync: string | null = null;
+  /** Whether a look at the whole tree is under way in the background: searches walk. */
+  #resyncing = false;
+  /** The pause between two looks at the whole tree, and what ends it early. */
+  #resyncTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #resyncWake: (() => void) | null = null;
   #buildMs: number | null = null;
   #abort = new AbortController();
   #watcher: TreeWatcher | null = null;
@@ -236,6 +256,8 @@ export class SearchIndex {
   #sorted: string[] = [];
   #sortedIds: number[] = [];
   #files: (FileRecord | null)[] = [];
+  /** The stamp of each file id as its content was read (NaN: unknown, or not read yet). */
+  #stamps = new Float64Array(0);
   #freeIds: number[] = [];
   #segments: (SegmentSlot | null)[] = [];
   /** Files in no segment: candidates of every search. */
@@ -245,11 +267,16 @@ export class SearchIndex {
   #memory = 0;
   #dirty = new Set<string>();
 
-  /** An index of the tree at `root`, read through `filesystem`; nothing happens until it is started. */
+  /**
+   * An index of the tree at `root`, read through `filesystem` and kept fresh
+   * by the watcher `watch` starts (the session's choice: the host's, else the
+   * runtime's); nothing happens until it is started.
+   */
   constructor(
     filesystem: AsyncFileSystem,
     root: CheckedPath,
     environment: Readonly<Record<string, string>>,
+    watch: WatchTree,
     options: SearchIndexOptions = {},
   ) {
     this.#filesystem = filesystem;
@@ -258,6 +285,7 @@ export class SearchIndex {
     this.#rootReal = unwrapCheckedPath(root);
     this.#environment = environment;
     this.#options = options;
+    this.#watch = watch;
     const io = checkedWalkIO(filesystem);
     // A directory is watched before it is listed: a change after the listing is always seen.
     this.#io = {
@@ -331,7 +359,7 @@ export class SearchIndex {
       else directories++;
     }
     return {
-      state: this.#state,
+      state: this.#state === "ready" && this.#resyncing ? "rebuilding" : this.#state,
       files,
       directories,
       bytes: this.#bytes,
@@ -339,6 +367,7 @@ export class SearchIndex {
       searches: { indexed: this.#indexed, walked: this.#walked },
       buildMs: this.#buildMs,
       builds: this.#builds,
+      resyncs: this.#resyncs,
       reason: this.#reason,
     };
   }
@@ -349,6 +378,7 @@ export class SearchIndex {
     this.#state = "closed";
     this.#generation++;
     clearTimeout(this.#restart);
+    this.#wakeResync();
     this.#abort.abort();
     this.#settleReady?.reject(new Error("The search index was closed."));
     const watcher = this.#watcher;
@@ -367,6 +397,7 @@ export class SearchIndex {
     this.#reason = reason;
     this.#generation++;
     clearTimeout(this.#restart);
+    this.#wakeResync();
     this.#settleReady?.reject(new Error(`The search index is unavailable: ${reason}`));
     const watcher = this.#watcher;
     this.#watcher = null;
@@ -379,6 +410,7 @@ export class SearchIndex {
     this.#sorted = [];
     this.#sortedIds = [];
     this.#files = [];
+    this.#stamps = new Float64Array(0);
     this.#freeIds = [];
     this.#segments = [];
     this.#always = new Set();
@@ -425,6 +457,7 @@ export class SearchIndex {
     const watcher = this.#watcher;
     this.#watcher = null;
     this.#generation++;
+    this.#wakeResync();
     this.#clear();
     void watcher?.close().catch(() => {});
     this.#state = "rebuilding";
@@ -440,11 +473,73 @@ export class SearchIndex {
     }, this.#pause);
   }
 
+  /**
+   * The watcher may have missed changes, its watches standing: the index
+   * looks at the whole tree again in the background (see {@link #refresh}),
+   * at once when it is ready, else once its build ends; searches walk
+   * meanwhile. With workers that take no stamps, that would mean reading
+   * every file again: the index builds again instead.
+   */
+  #missed(reason: string, generation: number): void {
+    if (generation !== this.#generation) return;
+    if (this.#workers?.stampFiles === undefined) {
+      this.#lost(`the watcher missed changes: ${reason}`, generation);
+      return;
+    }
+    this.#resync = reason;
+    this.#reason = `the watcher missed changes: ${reason}`;
+    if (this.#state === "ready") this.#resyncInBackground();
+  }
+
+  /**
+   * Brings the index up to date, the whole tree looked at again, until no
+   * miss is left; searches walk until it ends. A miss during a look (a burst
+   * still going on) starts the next after a pause that doubles each time, up
+   * to {@link LAST_PAUSE}, so that a long burst is looked at a few times, not
+   * once per turn.
+   */
+  #resyncInBackground(): void {
+    if (this.#resyncing) return;
+    this.#resyncing = true;
+    const generation = this.#generation;
+    const current = () =>
+      this.#resync !== null && generation === this.#generation && this.#state === "ready";
+    void (async () => {
+      let pause = 0;
+      try {
+        while (current()) {
+          if (pause > 0) {
+            await new Promise<void>((resolve) => {
+              this.#resyncWake = resolve;
+              this.#resyncTimer = setTimeout(resolve, pause);
+            });
+            this.#resyncWake = null;
+            if (!current()) break;
+          }
+          const done = this.#queue.then(() => this.#settleNow(this.#abort.signal));
+          this.#queue = done.catch(() => {});
+          if (!await done.catch(() => false)) break;
+          pause = Math.min(Math.max(pause * 2, FIRST_PAUSE), LAST_PAUSE);
+        }
+      } finally {
+        this.#resyncing = false;
+      }
+    })();
+  }
+
+  /** Ends the pause of a look at the whole tree at once (the index is closed, failed or lost). */
+  #wakeResync(): void {
+    clearTimeout(this.#resyncTimer);
+    this.#resyncWake?.();
+  }
+
   async #build(): Promise<void> {
     const generation = ++this.#generation;
     const current = () => generation === this.#generation;
     const started = performance.now();
     this.#builds++;
+    // A build looks at everything; misses reported from here on are its own watcher's.
+    this.#resync = null;
     if (this.#state !== "rebuilding") this.#state = "building";
     const signal = this.#abort.signal;
     try {
@@ -453,10 +548,10 @@ export class SearchIndex {
           if (current()) this.#changedPath(path);
         },
         lost: (reason) => this.#lost(`the watcher lost track: ${reason}`, generation),
+        missed: (reason) => this.#missed(reason, generation),
       };
-      const watch = this.#options.watch ?? defaultWatchTree;
       const fenceDirectory = this.#options.fenceDirectory;
-      const watcher = await watch(
+      const watcher = await this.#watch(
         this.#rootReal,
         handlers,
         fenceDirectory === undefined ? {} : { fenceDirectory },
@@ -486,6 +581,8 @@ export class SearchIndex {
       this.#losses = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
+      // Misses reported while it was being built: the whole tree is looked at again.
+      if (this.#resync !== null) this.#resyncInBackground();
     } catch (error) {
       if (!current() || signal.aborted) return;
       this.#fail(`the build failed: ${(error as Error)?.message ?? String(error)}`);
@@ -577,6 +674,12 @@ export class SearchIndex {
   #addFile(display: string): number {
     const id = this.#freeIds.pop() ?? this.#files.length;
     this.#files[id] = { display, segment: -2, local: 0, bytes: 0 };
+    if (this.#stamps.length < (id + 1) * STAMP_FIELDS) {
+      const grown = new Float64Array(Math.max(1024, 2 * (id + 1)) * STAMP_FIELDS).fill(NaN);
+      grown.set(this.#stamps);
+      this.#stamps = grown;
+    }
+    this.#stamps.fill(NaN, id * STAMP_FIELDS, (id + 1) * STAMP_FIELDS);
     this.#entries.set(display, { kind: "file", id });
     this.#insert(display, id);
     const parent = this.#entries.get(parentOf(display));
@@ -711,7 +814,7 @@ export class SearchIndex {
         const answer = await workers.buildSegment({ files, maxBytes: MAX_INDEXED_BYTES });
         if (generation !== this.#generation) return;
         if (answer.segment === null) throw new Error(answer.error ?? "a segment failed");
-        this.#place(batch, answer.segment, answer.locals, answer.sizes);
+        this.#place(batch, answer.segment, answer.locals, answer.sizes, answer.stamps);
       }
     };
     await Promise.all(Array.from({ length: BUILDS_AT_ONCE }, run));
@@ -723,6 +826,7 @@ export class SearchIndex {
     segment: Segment,
     locals: Int32Array,
     sizes: Int32Array,
+    stamps: Float64Array | undefined,
   ): void {
     const index = this.#segments.length;
     const ids = new Int32Array(segment.files).fill(-1);
@@ -732,6 +836,12 @@ export class SearchIndex {
       const file = this.#files[id];
       // Removed meanwhile, or indexed again by a later change.
       if (file === null || file === undefined || file.segment !== -2) continue;
+      if (stamps !== undefined) {
+        this.#stamps.set(
+          stamps.subarray(i * STAMP_FIELDS, (i + 1) * STAMP_FIELDS),
+          id * STAMP_FIELDS,
+        );
+      }
       if (locals[i] === -1) {
         file.segment = -1;
         this.#always.add(id);
@@ -801,11 +911,17 @@ export class SearchIndex {
     }
     if (generation !== this.#generation || this.#state !== "ready") return false;
     const dirty = this.#dirty;
-    if (dirty.size === 0 && !this.#needsCompaction()) return true;
+    // Taken after the fence: every miss of a change made before the call is known by now.
+    const resync = this.#resync !== null;
+    if (dirty.size === 0 && !resync && !this.#needsCompaction()) return true;
     this.#dirty = new Set();
+    this.#resync = null;
+    if (resync) this.#resyncs++;
     const shallow = new Set<string>();
     const deep = new Set<string>();
     const files = new Set<string>();
+    // Every directory listed again, from the top: what was made, removed or renamed unreported.
+    if (resync) deep.add(".");
     for (const display of dirty) {
       const git = GIT_RULES.exec(display);
       if (git !== null) {
@@ -827,10 +943,13 @@ export class SearchIndex {
       // walks it again as new.
       if (this.#entries.get(display)?.kind === "directory") this.#remove(display);
     }
-    // Shallowest first: a directory walked deep, or new, covers what is below it.
-    const order = [...new Set([...deep, ...shallow])].sort((a, b) =>
-      (a === "." ? 0 : a.split("/").length) - (b === "." ? 0 : b.split("/").length)
-    );
+    // Shallowest first: a directory walked deep, or new, covers what is below it (the whole
+    // tree, when the top is).
+    const order = deep.has(".")
+      ? ["."]
+      : [...new Set([...deep, ...shallow])].sort((a, b) =>
+        (a === "." ? 0 : a.split("/").length) - (b === "." ? 0 : b.split("/").length)
+      );
     const added: number[] = [];
     const internal = this.#abort.signal;
     for (const directory of order) {
@@ -864,10 +983,49 @@ export class SearchIndex {
       this.#unindex(entry.id);
       again.push(entry.id);
     }
+    if (resync) {
+      again.push(...await this.#restamp(generation, internal));
+      if (generation !== this.#generation) return false;
+    }
     again.push(...this.#compaction());
     const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
     await this.#indexFiles(pending, generation, internal);
     return generation === this.#generation && this.#state === "ready";
+  }
+
+  /**
+   * The files read before whose stamp now differs from the one taken when
+   * they were read (or is unknown), taken out of the index to be read again.
+   */
+  async #restamp(generation: number, signal: AbortSignal): Promise<number[]> {
+    const workers = this.#workers!;
+    const ids: number[] = [];
+    for (const id of this.#sortedIds) if (id >= 0 && this.#files[id]!.segment !== -2) ids.push(id);
+    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    const changed: number[] = [];
+    let next = 0;
+    const run = async () => {
+      while (next < ids.length) {
+        signal.throwIfAborted();
+        if (generation !== this.#generation) return;
+        const batch = ids.slice(next, next += SEGMENT_FILES);
+        const files = batch.map((id) => `${root}/${this.#files[id]!.display}`);
+        const answer = await workers.stampFiles!({ files });
+        if (generation !== this.#generation) return;
+        if (answer.error !== undefined) throw new Error(answer.error);
+        for (let i = 0; i < batch.length; i++) {
+          const id = batch[i];
+          const file = this.#files[id];
+          // Removed meanwhile, or already taken out to be read again.
+          if (file === null || file === undefined || file.segment === -2) continue;
+          if (sameStamp(this.#stamps, id, answer.stamps, i)) continue;
+          this.#unindex(id);
+          changed.push(id);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: BUILDS_AT_ONCE }, run));
+    return changed;
   }
 
   /** Every entry below a directory. */
@@ -969,7 +1127,9 @@ export class SearchIndex {
   ): Promise<AsyncIterable<readonly TreeHit[]> | null> {
     const { request } = search;
     // A smaller cap than the index's would make files it indexed too large: only the walk knows.
-    if (!this.#answers(start) || request.maxBytes < MAX_INDEXED_BYTES) return this.#walk();
+    if (!this.#answers(start) || request.maxBytes < MAX_INDEXED_BYTES || this.#resyncing) {
+      return this.#walk();
+    }
     const query = indexQuery(request.pattern, request.caseInsensitive);
     if (query.op === "all") return this.#walk();
     if (!await this.#settle(signal) || !this.#holds(start, search.ignore)) return this.#walk();
@@ -984,7 +1144,7 @@ export class SearchIndex {
     glob: TreeGlob,
     signal: AbortSignal,
   ): Promise<AsyncIterable<readonly string[]> | null> {
-    if (!this.#answers(start)) return this.#walk();
+    if (!this.#answers(start) || this.#resyncing) return this.#walk();
     const matches = globMatcher(glob.pattern);
     if (!await this.#settle(signal) || !this.#holds(start, glob.ignore)) return this.#walk();
     const limit = glob.limit ?? Number.MAX_SAFE_INTEGER;

@@ -1,7 +1,7 @@
 /**
  * The search index's jobs in the search workers, in plain data: building a
- * segment of the index from a batch of files, and scanning a list of
- * candidate files in order.
+ * segment of the index from a batch of files, scanning a list of candidate
+ * files in order, and taking the stamps of files (see `stamps.ts`).
  *
  * @module
  */
@@ -35,6 +35,33 @@ export interface SegmentAnswer {
   readonly locals: Int32Array;
   /** Per file of the job, the bytes indexed (0 when it is not indexed). */
   readonly sizes: Int32Array;
+  /**
+   * Per file of the job, its stamp as it was read (`STAMP_FIELDS` numbers
+   * each, NaN when unknown); absent when the workers take none.
+   */
+  readonly stamps?: Float64Array;
+  /** Why the job failed, if it did. */
+  readonly error?: string;
+}
+
+/** Takes the stamps of files, opened in the worker inside their verified directories. */
+export interface StampJob {
+  /** Tells it from other jobs. */
+  readonly kind: "stamps";
+  /** Job id, echoed in the answer. */
+  readonly id: number;
+  /** Where descriptors may be reached by path, in order. */
+  readonly routes: readonly string[];
+  /** The files' real paths. */
+  readonly files: readonly string[];
+}
+
+/** The stamps of a {@link StampJob}'s files. */
+export interface StampAnswer {
+  /** The job's id. */
+  readonly id: number;
+  /** Per file, its stamp now (`STAMP_FIELDS` numbers each, NaN when unknown). */
+  readonly stamps: Float64Array;
   /** Why the job failed, if it did. */
   readonly error?: string;
 }

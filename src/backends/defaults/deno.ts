@@ -8,7 +8,8 @@
  * @module
  */
 import type { AsyncFileSystem } from "../filesystem.ts";
-import { watchTreeNode } from "../../index/watch.ts";
+import type { WatchTree } from "../../index/watch.ts";
+import { watchTreeNode } from "../node/watch.ts";
 import { watchTreeDeno } from "../deno/watch.ts";
 import type { ProcessBackend } from "../process.ts";
 import { createDenoFileSystem } from "../deno/filesystem.ts";
@@ -27,6 +28,9 @@ export function defaultProcessBackend(): ProcessBackend {
   return isDeno ? createDenoProcessBackend() : createNodeProcessBackend();
 }
 
-/** The default tree watcher of the search index: Deno's under Deno (whatever the backend), else node:fs's. */
-export const defaultWatchTree: typeof watchTreeNode = (root, handlers, options) =>
+/**
+ * The default tree watcher of the search index, which the session hands it:
+ * Deno's under Deno (whatever the file-system backend), else node:fs's.
+ */
+export const defaultWatchTree: WatchTree = (root, handlers, options) =>
   isDeno ? watchTreeDeno(root, handlers, options) : watchTreeNode(root, handlers, options);

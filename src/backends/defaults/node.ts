@@ -5,7 +5,8 @@
  * @module
  */
 import type { AsyncFileSystem } from "../filesystem.ts";
-import { watchTreeNode } from "../../index/watch.ts";
+import type { WatchTree } from "../../index/watch.ts";
+import { watchTreeNode } from "../node/watch.ts";
 import type { ProcessBackend } from "../process.ts";
 import { createNodeFileSystem } from "../node/filesystem.ts";
 import { createNodeProcessBackend } from "../node/process.ts";
@@ -20,5 +21,5 @@ export function defaultProcessBackend(): ProcessBackend {
   return createNodeProcessBackend();
 }
 
-/** The default tree watcher of the search index: node:fs's. */
-export const defaultWatchTree: typeof watchTreeNode = watchTreeNode;
+/** The default tree watcher of the search index, which the session hands it: node:fs's. */
+export const defaultWatchTree: WatchTree = watchTreeNode;

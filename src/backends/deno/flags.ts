@@ -5,6 +5,7 @@
  * @module
  */
 import { defaultDescriptorLink } from "../descriptor_link.ts";
+import { indexPermissionPaths } from "./index_permissions.ts";
 
 /** What {@link denoPermissionFlags} needs to know. */
 export interface DenoFlagOptions {
@@ -27,7 +28,10 @@ export interface DenoFlagOptions {
  * The flags a host passes to `deno run` for a session of the same user:
  * read of the roots, write of the working directory, run of the shell, read
  * and write of the file backend's link to `/proc/self/fd`, the user id (the
- * link's default name holds it), and `--no-prompt`.
+ * link's default name holds it), read of this package's own sources (the
+ * search workers' modules), read and write of the search index's fence
+ * home (a directory of `/tmp` named for the working directory: give its
+ * real path), and `--no-prompt`.
  *
  * Deno checks read and write flags against a path as written, without
  * following the links on it: a link inside a granted directory leads Deno
@@ -39,13 +43,9 @@ export interface DenoFlagOptions {
  * the backend refuses every file operation, and `createSession` throws,
  * naming what is missing. `--no-prompt` turns what the flags do not grant
  * into that refusal (or into `runtime_permission_denied`) instead of a
- * question on the terminal.
- *
- * Under these flags the search workers cannot load their modules, so grep
- * and glob go on on the calling thread (correct, slower); a host that also
- * grants read of this package and its npm dependencies gets the workers
- * back. Deno refuses, as `runtime_permission_denied`, any access the flags
- * do not cover, even one the tools' own boundary would allow.
+ * question on the terminal. Deno refuses, as `runtime_permission_denied`,
+ * any access the flags do not cover, even one the tools' own boundary would
+ * allow.
  *
  * Throws a TypeError when the default link is wanted and this process
  * cannot tell its user id (Deno without `--allow-sys=uid`): pass
@@ -55,8 +55,8 @@ export interface DenoFlagOptions {
  * ```ts
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
- * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000",
- * //  "--allow-write=/srv/repo,/tmp/openwork-tools-fd-1000",
+ * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src",
+ * //  "--allow-write=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
  * //  "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
  * ```
  */
@@ -76,6 +76,10 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   if (options.skillRoot) readable.push(options.skillRoot);
   readable.push(link);
   const writable = [options.workingDirectory, link];
+  // The search index: its fence home, and its workers' modules (see `index_permissions.ts`).
+  const index = indexPermissionPaths(options.workingDirectory);
+  readable.push(...index.read);
+  writable.push(...index.write);
   return [
     `--allow-read=${readable.join(",")}`,
     `--allow-write=${writable.join(",")}`,

@@ -16,11 +16,15 @@ import {
   type WatchHandlers,
   type WatchTreeOptions,
 } from "../../index/watch.ts";
+import { makeFenceDirectory } from "./index_permissions.ts";
 
 /**
  * Watches `root` (an absolute real path) and the fence directory with one
  * recursive `Deno.watchFs`, and reports changes to `handlers`. The watch
- * covers new directories itself: `perDirectory` is false.
+ * covers new directories itself: `perDirectory` is false. Without a fence
+ * directory given, it makes one in the OS temporary directory, or, where the
+ * runtime does not grant that, in the one `denoPermissionFlags` grants
+ * (see `index_permissions.ts`).
  *
  * @throws {TypeError} when the fence directory is the root, inside it, or holds it.
  * @example
@@ -43,7 +47,13 @@ export function watchTreeDeno(
   handlers: WatchHandlers,
   options: WatchTreeOptions = {},
 ): Promise<TreeWatcher> {
-  return fencedWatcher(root, handlers, options, (fences) => denoWatches(root, fences));
+  return fencedWatcher(
+    root,
+    handlers,
+    options,
+    (fences) => denoWatches(root, fences),
+    () => makeFenceDirectory(root),
+  );
 }
 
 /**
@@ -107,11 +117,12 @@ function denoWatches(root: string, fences: FenceEvents): Promise<Watches> {
         return;
       }
       if (data.overrun) {
-        fences.lose(
+        // Dropped after the watcher took them in: the watches it adds for new directories are
+        // in place all the same, so what is lost is the news, not the watch.
+        fences.miss(
           "a burst of changes may have overflowed the runtime's event channel (16 events; " +
             "it drops what does not fit)",
         );
-        return;
       }
       for (const event of data.events) {
         if (event.flag === "rescan") {

@@ -15,7 +15,14 @@ import type { TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
 import { STOP, unitName, WAITING } from "./unit.ts";
 import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./unit.ts";
 import { walkOrder } from "../../search/walk.ts";
-import type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "../../index/jobs.ts";
+import type {
+  FilesAnswer,
+  FilesJob,
+  SegmentAnswer,
+  SegmentJob,
+  StampAnswer,
+  StampJob,
+} from "../../index/jobs.ts";
 
 interface Slot {
   readonly worker: Worker;
@@ -244,9 +251,11 @@ export class SearchPool {
    * Runs one job of the search index in the least busy worker and resolves
    * with its answer; rejects when the worker stops first.
    */
-  run<J extends SegmentJob | FilesJob>(
+  run<J extends SegmentJob | FilesJob | StampJob>(
     job: Omit<J, "id">,
-  ): Promise<J extends SegmentJob ? SegmentAnswer : FilesAnswer> {
+  ): Promise<
+    J extends SegmentJob ? SegmentAnswer : J extends StampJob ? StampAnswer : FilesAnswer
+  > {
     const slots = this.#all();
     const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));
     const id = ++this.#ids;

@@ -13,7 +13,7 @@ import { globHere, scanHere, threadSearches, ThreadWalk } from "../thread_search
 import type { ThreadReads } from "../thread_search.ts";
 import { resultCount } from "../../search/scan.ts";
 import { sharedPool, treeStart } from "./pool.ts";
-import type { FilesJob, SegmentJob } from "../../index/jobs.ts";
+import type { FilesJob, SegmentJob, StampJob } from "../../index/jobs.ts";
 
 /** Files scanned on the calling thread before a search goes on in the workers. */
 const FILES_HERE_FIRST = 64;
@@ -63,6 +63,8 @@ export function workerSearches(
         pool.run<SegmentJob>({ kind: "segment", routes: await routes(), ...job }),
       scanFiles: async (job) =>
         pool.run<FilesJob>({ kind: "files", routes: await routes(), ...job }),
+      stampFiles: async (job) =>
+        pool.run<StampJob>({ kind: "stamps", routes: await routes(), ...job }),
     },
     prepareSearch() {
       pool.warm();

@@ -12,6 +12,7 @@
  * @module
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
+import type { Stats } from "node:fs";
 import { resultCount } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
@@ -353,6 +354,28 @@ export class VerifiedDirectories {
     } catch (error) {
       // A changed route fails the search; anything else passes the file over.
       if (error instanceof ToolError) throw error;
+      return null;
+    }
+  }
+
+  /**
+   * The metadata of file `real`, looked up without following a link, inside
+   * its verified directory where the runtime can name it (elsewhere by its
+   * real path), or `null` when it cannot be looked up.
+   */
+  statFile(real: string): Stats | null {
+    const slash = real.lastIndexOf("/");
+    try {
+      const directory = this.directory(slash === 0 ? "/" : real.slice(0, slash));
+      if (directory === null) return null;
+      if (directory.route === null) return lstatSync(real);
+      const stats = lstatSync(
+        descriptorPath(directory.route.path, directory.fd, real.slice(slash + 1)),
+      );
+      // Relied on only if the link route did not change meanwhile (else: unknown, read again).
+      directory.route.check();
+      return stats;
+    } catch {
       return null;
     }
   }

@@ -22,7 +22,15 @@ import { READ_FLAGS, runUnit, VerifiedDirectories, workerWalkIO } from "./unit.t
 import type { ListSync, UnitJob } from "./unit.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { SegmentBuilder } from "../../index/segment.ts";
-import type { FilesAnswer, FilesJob, SegmentAnswer, SegmentJob } from "../../index/jobs.ts";
+import type {
+  FilesAnswer,
+  FilesJob,
+  SegmentAnswer,
+  SegmentJob,
+  StampAnswer,
+  StampJob,
+} from "../../index/jobs.ts";
+import { STAMP_FIELDS, writeStamp } from "../../index/stamps.ts";
 
 /**
  * Files are read in chunks of this size into one small buffer. Kept below
@@ -154,22 +162,33 @@ function scanOne(
  * A file's bytes for the index, or `null` when it is not indexed: unreadable,
  * larger than `maxBytes`, binary (as the scan tells binary files), or with
  * more than one hard link (a write through another of its names, perhaps
- * outside the watched tree, changes it with no event for this one).
+ * outside the watched tree, changes it with no event for this one). Its
+ * stamp, as read, goes to `stamps` at `index` (it stays unknown when the
+ * file cannot be opened).
  */
 function indexedBytes(
   directories: VerifiedDirectories,
   path: string,
   maxBytes: number,
+  stamps: Float64Array,
+  index: number,
 ): Uint8Array | null {
   const fd = directories.openFile(path, READ_FLAGS);
   if (fd === null) return null;
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.nlink > 1 || stats.size > maxBytes) return null;
+    if (!stats.isFile() || stats.nlink > 1 || stats.size > maxBytes) {
+      writeStamp(stamps, index, stats, Date.now());
+      return null;
+    }
     const read = readSync(fd, head, 0, CHUNK, null);
-    if (read < CHUNK) return headIsBinary(read) ? null : head.subarray(0, read);
-    if (headIsBinary(CHUNK)) return null;
-    return readWhole(fd, stats.size, maxBytes);
+    let bytes: Uint8Array | null;
+    if (read < CHUNK) bytes = headIsBinary(read) ? null : head.subarray(0, read);
+    else if (headIsBinary(CHUNK)) bytes = null;
+    else bytes = readWhole(fd, stats.size, maxBytes);
+    // Taken after the read: a change within the timestamps' granularity of it makes the stamp racy.
+    writeStamp(stamps, index, stats, Date.now());
+    return bytes;
   } catch {
     return null;
   } finally {
@@ -181,22 +200,41 @@ function indexedBytes(
 function buildSegment(directories: VerifiedDirectories, job: SegmentJob): SegmentAnswer {
   const locals = new Int32Array(job.files.length);
   const sizes = new Int32Array(job.files.length);
+  const stamps = new Float64Array(job.files.length * STAMP_FIELDS).fill(NaN);
   // A builder per job: its tables (tens of MiB) go with it rather than stay resident in an idle
   // worker; making them costs a few milliseconds against the seconds a job of thousands of files takes.
   const builder = new SegmentBuilder();
   try {
     for (let i = 0; i < job.files.length; i++) {
-      const content = indexedBytes(directories, job.files[i], job.maxBytes);
+      const content = indexedBytes(directories, job.files[i], job.maxBytes, stamps, i);
       if (content === null) locals[i] = -1;
       else {
         locals[i] = builder.add(content);
         sizes[i] = content.length;
       }
     }
-    return { id: job.id, segment: builder.finish(), locals, sizes };
+    return { id: job.id, segment: builder.finish(), locals, sizes, stamps };
   } catch (error) {
-    return { id: job.id, segment: null, locals, sizes, error: String(error) };
+    return { id: job.id, segment: null, locals, sizes, stamps, error: String(error) };
   }
+}
+
+/**
+ * The stamps of a {@link StampJob}'s files, each looked up inside its
+ * verified directory; anything but a regular file has an unknown stamp.
+ */
+function stampFiles(directories: VerifiedDirectories, job: StampJob): StampAnswer {
+  const stamps = new Float64Array(job.files.length * STAMP_FIELDS).fill(NaN);
+  try {
+    for (let i = 0; i < job.files.length; i++) {
+      const stats = directories.statFile(job.files[i]);
+      if (stats?.isFile()) writeStamp(stamps, i, stats, Date.now());
+    }
+  } catch {
+    // A route to descriptors that changed or cannot be had: the stamps left are unknown, so
+    // their files are read again (and that read fails as any other would).
+  }
+  return { id: job.id, stamps };
 }
 
 /** Scans the files of a {@link FilesJob} in order, stopping when its search stops. */
@@ -216,7 +254,7 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
 export function serveSearches(list: ListSync): void {
   // The pool serves every backend of the process: each job names its backend's routes.
   let last: { key: string; directories: VerifiedDirectories; io: WalkSyncIO<string> } | null = null;
-  parentPort?.on("message", (job: UnitJob | SegmentJob | FilesJob) => {
+  parentPort?.on("message", (job: UnitJob | SegmentJob | FilesJob | StampJob) => {
     const routes = job.kind === "unit" ? job.spec.routes : job.routes;
     const key = routes.join("\0");
     if (last?.key !== key) {
@@ -228,12 +266,12 @@ export function serveSearches(list: ListSync): void {
       if (job.kind === "segment") {
         const answer = buildSegment(directories, job);
         const segment = answer.segment;
-        const transfer = segment === null ? [answer.locals.buffer, answer.sizes.buffer] : [
+        const tables = [answer.locals.buffer, answer.sizes.buffer, answer.stamps!.buffer];
+        const transfer = segment === null ? tables : [
           segment.keys.buffer,
           segment.offsets.buffer,
           segment.postings.buffer,
-          answer.locals.buffer,
-          answer.sizes.buffer,
+          ...tables,
         ];
         // A buffer listed twice cannot be transferred: each goes once.
         parentPort!.postMessage(answer, [...new Set(transfer)] as ArrayBuffer[]);
@@ -248,6 +286,11 @@ export function serveSearches(list: ListSync): void {
           answer = { id: job.id, results: [], error: (error as Error)?.message ?? String(error) };
         }
         parentPort!.postMessage(answer);
+        return;
+      }
+      if (job.kind === "stamps") {
+        const answer = stampFiles(directories, job);
+        parentPort!.postMessage(answer, [answer.stamps.buffer as ArrayBuffer]);
         return;
       }
       runUnit(

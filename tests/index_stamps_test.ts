@@ -1,0 +1,48 @@
+/**
+ * File stamps: the same file read again matches its stamp; any field that
+ * moved does not; a stamp taken within RACY_MS of the file's last change is
+ * unknown and matches nothing, itself included.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { RACY_MS, sameStamp, STAMP_FIELDS, writeStamp } from "../src/index/stamps.ts";
+
+const old = { ino: 12, size: 40, mtimeMs: 1_000.5, ctimeMs: 1_000.75 };
+const later = 1_000 + RACY_MS + 1;
+
+/** The stamps of `sources`, each read at `readAt`, in one array. */
+function stampsOf(readAt: number, ...sources: (typeof old)[]): Float64Array {
+  const stamps = new Float64Array(sources.length * STAMP_FIELDS);
+  sources.forEach((source, i) => writeStamp(stamps, i, source, readAt));
+  return stamps;
+}
+
+test("stamps: a file unchanged since it was read matches its stamp", () => {
+  const stamps = stampsOf(later, old, { ...old });
+  assert.equal(sameStamp(stamps, 0, stamps, 1), true);
+});
+
+test("stamps: a change of inode, size, modification or change time does not match", () => {
+  for (
+    const changed of [
+      { ...old, ino: 13 },
+      { ...old, size: 41 },
+      { ...old, mtimeMs: 1_000.25 },
+      { ...old, ctimeMs: 1_001 },
+    ]
+  ) {
+    const stamps = stampsOf(later + 10, old, changed);
+    assert.equal(sameStamp(stamps, 0, stamps, 1), false, JSON.stringify(changed));
+  }
+});
+
+test("stamps: a stamp taken within RACY_MS of the file's last change is unknown and matches nothing", () => {
+  const racy = stampsOf(old.ctimeMs + RACY_MS - 1, old);
+  assert.ok(racy.every(Number.isNaN));
+  assert.equal(sameStamp(racy, 0, racy, 0), false);
+  const known = stampsOf(later, old);
+  assert.equal(sameStamp(racy, 0, known, 0), false);
+  // A modification time set ahead of the change time counts as recent too.
+  const ahead = stampsOf(later, { ...old, mtimeMs: later });
+  assert.ok(ahead.every(Number.isNaN));
+});
