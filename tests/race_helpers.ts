@@ -60,7 +60,7 @@ export async function finalReport<T>(helper: Helper): Promise<T> {
  * Exchanges two paths with renameat2(RENAME_EXCHANGE) in a tight loop until
  * its stdin closes (or SIGTERM), then prints how many exchanges succeeded.
  */
-export const SWAPPER = String.raw`
+export const SWAPPER: string = String.raw`
 import ctypes, json, os, platform, signal, sys, threading
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
 libc = ctypes.CDLL(None, use_errno=True)
