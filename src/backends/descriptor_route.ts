@@ -35,7 +35,6 @@ import {
 import { codeOfRuntimeError } from "./errors.ts";
 import type { ToolError } from "../errors.ts";
 import { runtimeRefusal } from "../runtime/refusal.ts";
-import { runtimeGrants } from "../runtime/checks.ts";
 import { sleep } from "./sleep.ts";
 
 /**
@@ -53,15 +52,23 @@ export interface RouteSettings {
   readonly descriptorRoute?: DescriptorRouteMode;
   /** Makes a symbolic link at `path` leading to `target`, the runtime's way. */
   readonly makeLink: (target: string, path: string) => Promise<void>;
+  /**
+   * Whether the runtime's permission guard already allows `access` to
+   * `path`, so that touching it neither fails nor asks a person on a
+   * terminal (default: always, as under Node).
+   */
+  readonly grants?: (access: "read" | "write", path: string) => boolean;
 }
+
+const ALWAYS = () => true;
 
 let kernelWorks: boolean | undefined;
 
 /** Whether this process may name its descriptors through `/proc/self/fd` itself. */
-function kernelRouteWorks(): boolean {
+function kernelRouteWorks(grants: NonNullable<RouteSettings["grants"]>): boolean {
   if (kernelWorks !== undefined) return kernelWorks;
   // Asked of the flags first: under narrow ones Deno would otherwise ask a person on a terminal.
-  if (!runtimeGrants("read", PROC_SELF_FD)) return (kernelWorks = false);
+  if (!grants("read", PROC_SELF_FD)) return (kernelWorks = false);
   try {
     return (kernelWorks = statSync(PROC_SELF_FD).isDirectory());
   } catch {
@@ -129,7 +136,7 @@ export class RouteKeeper {
   }
 
   async #find(): Promise<DescriptorRoute | null> {
-    if (kernelRouteWorks()) return KERNEL_ROUTE;
+    if (kernelRouteWorks(this.#settings.grants ?? ALWAYS)) return KERNEL_ROUTE;
     if (process.platform !== "linux") return null;
     try {
       return await this.#throughLink();
@@ -148,7 +155,8 @@ export class RouteKeeper {
         "runtime_permission_denied",
       );
     }
-    if (!runtimeGrants("read", link) || !runtimeGrants("write", link)) {
+    const grants = this.#settings.grants ?? ALWAYS;
+    if (!grants("read", link) || !grants("write", link)) {
       throw routeMissing(
         `Deno's flags do not grant reading and writing that link, ${link} (${linkFlags(link)})`,
         "runtime_permission_denied",

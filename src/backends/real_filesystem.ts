@@ -58,7 +58,7 @@ import {
   OPEN_RESOLVES_ITSELF,
   sameObject,
 } from "./descriptors.ts";
-import { RouteKeeper } from "./descriptor_route.ts";
+import { RouteKeeper, type RouteSettings } from "./descriptor_route.ts";
 
 /** Options of the real (disk) file systems, `createNodeFileSystem` and `createDenoFileSystem`. */
 export interface DiskFileSystemOptions {
@@ -127,14 +127,15 @@ export function checkDiskOptions(where: string, options: unknown): void {
 
 /**
  * The keeper of a backend's route to its descriptors (see
- * `descriptor_route.ts`), making a missing link with `makeLink`.
+ * `descriptor_route.ts`), making a missing link with the runtime's
+ * `makeLink` and asking its permission guard with `grants`.
  */
 export function routeKeeper(
   options: DiskFileSystemOptions,
-  makeLink: (target: string, path: string) => Promise<void>,
+  runtime: Pick<RouteSettings, "makeLink" | "grants">,
 ): RouteKeeper {
   return new RouteKeeper({
-    makeLink,
+    ...runtime,
     ...(options.descriptorLink === undefined ? {} : { descriptorLink: options.descriptorLink }),
     ...(options.descriptorRoute === undefined ? {} : { descriptorRoute: options.descriptorRoute }),
   });

@@ -47,22 +47,3 @@ export function processUid(): number | null {
     return null;
   }
 }
-
-/**
- * Whether the runtime's permission guard allows `access` to `path` already,
- * so that touching it neither fails nor asks a person on a terminal: always
- * under Node; under Deno, what its flags granted.
- */
-export function runtimeGrants(access: "read" | "write", path: string): boolean {
-  const deno = (globalThis as {
-    Deno?: {
-      permissions?: { querySync?(descriptor: { name: string; path: string }): { state: string } };
-    };
-  }).Deno;
-  if (!isDeno || deno?.permissions?.querySync === undefined) return true;
-  try {
-    return deno.permissions.querySync({ name: access, path }).state === "granted";
-  } catch {
-    return false;
-  }
-}

@@ -26,7 +26,7 @@ import { kindOf } from "./entry_kind.ts";
  */
 export function createDenoFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
   checkDiskOptions("createDenoFileSystem", options);
-  const routes = routeKeeper(options, makeLink);
+  const routes = routeKeeper(options, { makeLink, grants });
   const real = realFileSystem({
     routes,
     async list(path) {
@@ -44,6 +44,18 @@ export function createDenoFileSystem(options: DiskFileSystemOptions = {}): Async
     ? new URL("./search_worker.ts", import.meta.url)
     : options.searchWorker;
   return Object.assign(filesystem, workerSearches(filesystem, worker, () => routes.paths()));
+}
+
+/**
+ * Whether Deno's flags already grant `access` to `path` (asked without a
+ * prompt: a question on a terminal would hold the session up).
+ */
+function grants(access: "read" | "write", path: string): boolean {
+  try {
+    return Deno.permissions.querySync({ name: access, path }).state === "granted";
+  } catch {
+    return false;
+  }
 }
 
 /**

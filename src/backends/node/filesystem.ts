@@ -28,7 +28,7 @@ import { hostGitExcludes } from "../host_text.ts";
  */
 export function createNodeFileSystem(options: DiskFileSystemOptions = {}): AsyncFileSystem {
   checkDiskOptions("createNodeFileSystem", options);
-  const routes = routeKeeper(options, symlink);
+  const routes = routeKeeper(options, { makeLink: symlink });
   const real = realFileSystem({
     routes,
     list: async (path) =>
