@@ -22,7 +22,7 @@ import {
 import { toAISDKTools } from "../ai_sdk.ts";
 import { toOpenAIAgentsTools } from "../openai_agents.ts";
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_PROGRAM } from "../src/search/pattern_bounds.ts";
-import { globMatcher, MAX_GLOB_LENGTH } from "../src/search/glob_filter.ts";
+import { globFilter, globMatcher, MAX_GLOB_LENGTH } from "../src/search/glob_filter.ts";
 import {
   backtracksBounded,
   parseRegex,
@@ -384,6 +384,92 @@ test("glob: expressions that can backtrack past a square of the input run on the
           `${pattern} on ${JSON.stringify(path)}`,
         );
       }
+    }
+  }
+});
+
+/**
+ * Globs whose expressions backtrack exponentially although they hold at
+ * most two unbounded wildcards: choices combining inside a negated
+ * extglob's lookahead, a repetition nested inside one, and an optional part
+ * repeated (`(a)?a` takes one or two `a`s, so a run of them splits in a
+ * Fibonacci number of ways).
+ */
+const HIDDEN_BACKTRACKING_GLOBS = [
+  `!(${"@(a|a)".repeat(40)}b)`,
+  "!((a|aa)+c)",
+  "((a)?a)+c",
+];
+
+test("glob: choices inside a negated extglob and optional parts repeated run on the linear engine, with picomatch's answers", async () => {
+  for (const pattern of HIDDEN_BACKTRACKING_GLOBS) {
+    for (const options of [{ dot: true, strictBrackets: true }, { dot: true, basename: true }]) {
+      const regex = picomatch.makeRe(pattern, options);
+      const tree = parseRegex(regex.source);
+      assert.equal(backtracksBounded(tree), false, pattern);
+      const linear = RE2JS.compile(reversedRe2Source(tree), RE2JS.LOOKBEHINDS);
+      // Short names, where picomatch's own expression answers soon.
+      for (const name of ["a", "aab", "aac", "aaaaaaac", "ab", "c", "b", "aaaab", "x/aac"]) {
+        assert.equal(linear.test(re2Input(name)), regex.test(name), `${pattern} on ${name}`);
+      }
+    }
+  }
+  const memory = createMemoryFileSystem();
+  memory.mkdirp("/repo");
+  for (
+    const name of ["a".repeat(40) + "b", "a".repeat(60), "a".repeat(60) + "c", "a".repeat(59) + "b"]
+  ) {
+    memory.writeFile(`/repo/${name}`, "\n");
+  }
+  const toolset = finalizeToolset({
+    session: await createSession({ workingDirectory: "/repo", filesystem: memory }),
+  });
+  // In walk order (code-unit order).
+  const expected = [
+    ["a".repeat(60), "a".repeat(60) + "c", "a".repeat(59) + "b"], // all but 40 a's and b
+    ["a".repeat(60), "a".repeat(59) + "b", "a".repeat(40) + "b"], // all but (a|aa)+c
+    ["a".repeat(60) + "c"],
+  ];
+  for (const [i, pattern] of HIDDEN_BACKTRACKING_GLOBS.entries()) {
+    const glob = await toolset.call({ name: "glob", input: { pattern }, callId: `g${i}` });
+    assert.deepEqual((glob.data as { paths: string[] } | undefined)?.paths, expected[i], pattern);
+    const grep = await toolset.call({
+      name: "grep",
+      input: { pattern: "^$", glob: pattern },
+      callId: `r${i}`,
+    });
+    assert.deepEqual(
+      (grep.data as { files?: string[] } | undefined)?.files,
+      expected[i],
+      `grep --glob ${pattern}`,
+    );
+  }
+});
+
+test("glob: a quantified lookahead in picomatch's expression is read as JavaScript reads it, not refused", () => {
+  // picomatch makes `(?!…)?` of this malformed glob, which JavaScript accepts (Annex B).
+  const pattern = "!({{{}}())?))";
+  const options = { dot: true, basename: true };
+  assert.match(picomatch.makeRe(pattern, options).source, /\(\?!.*\)\?/);
+  const filter = globFilter(`!${pattern}`); // grep's glob, negated
+  const reference = picomatch(pattern, options);
+  for (const name of ["a", "{{}})", "x/{{}}())", "))", "b.ts"]) {
+    assert.equal(filter(name), !reference(name), name);
+  }
+  // Each quantifier over a lookahead, against JavaScript's own answers.
+  for (
+    const source of [
+      "^(?:(?=a)*b)$",
+      "^(?:(?=a)+a)$",
+      "^(?:(?!a)?a)$",
+      "^(?:(?!a)+a)$",
+      "^(?:(?!a){2,3}b)$",
+      "^(?:(?=ab)??a.)$",
+    ]
+  ) {
+    const linear = RE2JS.compile(reversedRe2Source(parseRegex(source)), RE2JS.LOOKBEHINDS);
+    for (const input of ["", "a", "b", "ab", "aa", "ba"]) {
+      assert.equal(linear.test(re2Input(input)), new RegExp(source).test(input), source + input);
     }
   }
 });
