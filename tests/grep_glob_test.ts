@@ -73,6 +73,37 @@ function counting(filesystem: AsyncFileSystem): { opened: number; listed: number
 for (const fixture of fixtures) {
   const name = fixture.name;
 
+  test(`grep (${name}): a counted repetition's digits are not text a file must hold`, async () => {
+    const ws = await workspace(fixture, {
+      "runs.txt": `${"a".repeat(1000)}\n${"1".repeat(100)}-bcd\n`,
+      "hashes.txt": `${"0123456789abcdef".repeat(8)}\n`,
+    });
+    try {
+      for (
+        const [pattern, files] of [
+          ["a{1000}", ["runs.txt"]],
+          ["[a-f0-9]{100}", ["hashes.txt", "runs.txt"]],
+          ["1{2,100}-bcd", ["runs.txt"]],
+          ["(?:ab){0}1{100}-", ["runs.txt"]],
+        ] as const
+      ) {
+        assert.doesNotMatch(compileMatcher(pattern).literalText ?? "", /\d/, pattern);
+        for (const mode of ["files_with_matches", "content", "count"] as const) {
+          const grep = await ws.call("grep", { pattern, mode });
+          const data = grep.data as GrepOutput;
+          const found = mode === "files_with_matches"
+            ? data.files
+            : mode === "count"
+            ? data.counts.map((c) => c.path)
+            : [...new Set(data.lines.map((l) => l.path))];
+          assert.deepEqual(found, files, `${pattern} (${mode}): ${grep.output.slice(0, 200)}`);
+        }
+      }
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
   test(`工具语义 (${name}): grep and glob stop traversal at the limit instead of collecting the tree first`, async () => {
     const ws = await workspace(fixture, tree(40, 10));
     try {
