@@ -18,6 +18,7 @@ import {
   finalizeToolset,
   MAX_CLASSIFIED_COMMAND_LENGTH,
   MAX_CLASSIFIER_LOOKUPS,
+  MAX_COMMAND_BYTES,
 } from "../mod.ts";
 import { toAISDKTools } from "../ai_sdk.ts";
 import { toOpenAIAgentsTools } from "../openai_agents.ts";
@@ -30,13 +31,14 @@ import {
   reversedRe2Source,
 } from "../src/search/glob_regex.ts";
 import { RE2JS } from "re2js";
-import { countedSession, Lookups, lsCommand, TWO_MB } from "./lookups_fixture.ts";
+import { countedSession, LONG_COMMAND, Lookups, lsCommand, TWO_MB } from "./lookups_fixture.ts";
 
-test("bash: a 2 MB command (ls f0 … f249999) is answered with a decision, and asks, without classifying its operands", async () => {
-  assert.ok(TWO_MB.length > 1_800_000);
+test("bash: a 94 KB command (ls f0 … f14999) is answered with a decision, and asks, without classifying its operands", async () => {
+  assert.ok(LONG_COMMAND.length > MAX_CLASSIFIED_COMMAND_LENGTH);
+  assert.ok(LONG_COMMAND.length < MAX_COMMAND_BYTES);
   const lookups = new Lookups();
   const toolset = finalizeToolset({ session: await countedSession(lookups) });
-  const prepared = await toolset.prepare("bash", { command: TWO_MB });
+  const prepared = await toolset.prepare("bash", { command: LONG_COMMAND });
   assert.equal(prepared.ok, true);
   const effect = prepared.ok ? prepared.effects[0] : undefined;
   assert.equal(effect?.kind, "execute");
@@ -55,10 +57,51 @@ test("bash: a 2 MB command (ls f0 … f249999) is answered with a decision, and 
   assert.equal(lookups.count, 0);
 
   // A call without an approver is refused for want of approval: it reached the policy.
-  const result = await toolset.call({ name: "bash", input: { command: TWO_MB }, callId: "big" });
+  const result = await toolset.call({
+    name: "bash",
+    input: { command: LONG_COMMAND },
+    callId: "big",
+  });
   assert.equal(result.error?.code, "denied");
   assert.match(result.output, /needs the person's approval/);
   assert.equal(lookups.count, 0);
+});
+
+test("bash: a command bash cannot be started with (over 131071 bytes) is invalid_input naming the bound, never classified or asked about", async () => {
+  const lookups = new Lookups();
+  const toolset = finalizeToolset({ session: await countedSession(lookups) });
+  for (
+    const command of [
+      TWO_MB,
+      "x".repeat(MAX_COMMAND_BYTES + 1),
+      `echo ${"é".repeat(MAX_COMMAND_BYTES / 2)}`, // fewer characters than the bound, more bytes
+    ]
+  ) {
+    let asked = false;
+    const result = await toolset.call({
+      name: "bash",
+      input: { command },
+      callId: "over",
+      approve: () => {
+        asked = true;
+        return Promise.resolve(true);
+      },
+    });
+    assert.equal(result.error?.code, "invalid_input", result.output.slice(0, 200));
+    assert.match(result.output, new RegExp(`command: at most ${MAX_COMMAND_BYTES} `));
+    assert.match(result.output, /write the script to a file/);
+    assert.equal(asked, false, "no approval card shows it");
+    assert.ok(result.output.length < 1000, `${result.output.length} characters answered`);
+  }
+  assert.equal(lookups.count, 0);
+  // At the bound it is classified as any long command is, and asks.
+  const prepared = await toolset.prepare("bash", { command: "x".repeat(MAX_COMMAND_BYTES) });
+  assert.equal(prepared.ok, true);
+  // The schema the model sees carries the bound.
+  const bash = toolset.definitions.find((d) => d.name === "bash")!;
+  const command = bash.inputSchema.properties.command as { maxLength?: number };
+  assert.equal(command.maxLength, MAX_COMMAND_BYTES);
+  assert.match(bash.description, new RegExp(`at most ${MAX_COMMAND_BYTES} bytes`));
 });
 
 test("bash: a command whose operands need more lookups than the budget asks, after at most the budget's lookups", async () => {
@@ -152,13 +195,16 @@ test("bash: classifyCommand throws the signal's reason when it aborts between lo
   assert.equal(lookups.last, "/repo/f3");
 });
 
-test("adapters: the approval check of a 2 MB command answers that it asks, without classifying its operands", async () => {
+test("adapters: the approval check of a 94 KB command answers that it asks, without classifying its operands", async () => {
   const lookups = new Lookups();
   const toolset: FinalizedToolset = finalizeToolset({ session: await countedSession(lookups) });
   const aiSdk = toAISDKTools(toolset).bash.needsApproval!;
-  assert.equal(await aiSdk({ command: TWO_MB }, { toolCallId: "a" }), true);
+  assert.equal(await aiSdk({ command: LONG_COMMAND }, { toolCallId: "a" }), true);
   const agents = toOpenAIAgentsTools(toolset).find((t) => t.name === "bash")!;
-  assert.equal(await agents.needsApproval({}, { command: TWO_MB }, "b"), true);
+  assert.equal(await agents.needsApproval({}, { command: LONG_COMMAND }, "b"), true);
+  // A command too long to start is not asked about: the call fails as invalid_input.
+  assert.equal(await aiSdk({ command: TWO_MB }, { toolCallId: "c" }), false);
+  assert.equal(await agents.needsApproval({}, { command: TWO_MB }, "d"), false);
   assert.equal(lookups.count, 0);
 });
 
