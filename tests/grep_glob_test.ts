@@ -10,8 +10,10 @@ import { sharedPool, treeStart } from "../src/backends/workers/pool.ts";
 import type { SearchPool } from "../src/backends/workers/pool.ts";
 import { workerSearches } from "../src/backends/workers/searches.ts";
 import { moduleBeside } from "../src/runtime/checks.ts";
-import { compileMatcher } from "../src/search/matcher.ts";
-import { scanBytes } from "../src/search/scan.ts";
+import { compileMatcher, type LineMatcher } from "../src/search/matcher.ts";
+import { SCAN_STEP, scanBytes, scanBytesPausing, ScanStopped } from "../src/search/scan.ts";
+import { setImmediate } from "node:timers";
+import { createMemoryFileSystem, createSession, finalizeToolset } from "../mod.ts";
 import { SIMD_BUFFER_BYTES, SimdSearch } from "../src/search/simd.ts";
 import { byteLiteral, findLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
 import { Buffer } from "node:buffer";
@@ -760,4 +762,85 @@ test("grep: the SIMD search finds exactly the bytes and literals a plain search 
   assert.ok(found > 1000 && found < 3500, `${found} of 4000 held the literal`);
   // A literal too long to keep is refused, for the caller to search another way.
   assert.equal(simd.setLiteral(byteLiteral(new Uint8Array(70 * 1024).fill(97))), false);
+});
+
+/** A matcher that counts the lines it tests. */
+function countingMatcher(pattern: string): { matcher: LineMatcher; tested: () => number } {
+  const inner = compileMatcher(pattern);
+  let tested = 0;
+  const matcher: LineMatcher = {
+    ...inner,
+    matchesLine: (line) => {
+      tested++;
+      return inner.matchesLine(line);
+    },
+  };
+  return { matcher, tested: () => tested };
+}
+
+/** 40,000 lines, each holding the pattern `need+le` matches (about 720 KB). */
+const MANY_LINES = new TextEncoder().encode("a needle in a line\n".repeat(40_000));
+
+test("grep: a file's scan stops between its steps when its search stops, not at the file's end", () => {
+  for (const mode of ["content", "count"] as const) {
+    // With and without a literal every match holds: scanned line by line, or a step at once.
+    for (const pattern of ["need+le", "e+dle in"]) {
+      const { matcher, tested } = countingMatcher(pattern);
+      const request = { pattern, caseInsensitive: false, mode, context: 0, maxBytes: 1 << 30 };
+      let asked = 0;
+      assert.throws(
+        () =>
+          scanBytes(MANY_LINES, matcher, request, () => {
+            asked++;
+            return true;
+          }),
+        ScanStopped,
+      );
+      assert.equal(asked, 1);
+      // The first step is SCAN_STEP of text: its lines were tested, and no more.
+      assert.ok(tested() > 0 && tested() <= SCAN_STEP / 10, `${pattern} ${mode}: ${tested()}`);
+      // Not stopped, it finds every line.
+      const whole = scanBytes(MANY_LINES, compileMatcher(pattern), request);
+      assert.equal(whole.matches, 40_000);
+    }
+  }
+});
+
+test("grep: a file scanned on the host's thread lets the event loop turn between steps, and a cancel there ends it", async () => {
+  const { matcher, tested } = countingMatcher("need+le");
+  const request = {
+    pattern: "need+le",
+    caseInsensitive: false,
+    mode: "content" as const,
+    context: 0,
+    maxBytes: 1 << 30,
+  };
+  const turn = new AbortController();
+  // Due at the event loop's next turn: the scan reaches it only by letting the loop turn.
+  setImmediate(() => turn.abort());
+  await assert.rejects(
+    scanBytesPausing(MANY_LINES, matcher, request, turn.signal),
+    (error: Error) => error.name === "AbortError",
+  );
+  assert.ok(tested() > 0 && tested() <= SCAN_STEP / 10, `${tested()} lines tested`);
+
+  // Through the tool, on the in-memory backend (whose reads never leave the microtask queue):
+  // the cancel that comes while the file is scanned ends the call.
+  const memory = createMemoryFileSystem();
+  memory.mkdirp("/repo");
+  memory.writeFile("/repo/big.txt", MANY_LINES);
+  const call = new AbortController();
+  const readFile = memory.readFile.bind(memory);
+  memory.readFile = (path, options) => {
+    if (path.display === "big.txt") setImmediate(() => call.abort());
+    return readFile(path, options);
+  };
+  const session = await createSession({ workingDirectory: "/repo", filesystem: memory });
+  const result = await finalizeToolset({ session }).call({
+    name: "grep",
+    input: { pattern: "need+le", mode: "content", max_results: 2000 },
+    callId: "big",
+    signal: call.signal,
+  });
+  assert.equal(result.error?.code, "cancelled", result.output.slice(0, 200));
 });

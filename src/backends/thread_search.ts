@@ -13,7 +13,7 @@ import type { CheckedPath } from "../path/mod.ts";
 import type { AsyncFileSystem, TreeGlob, TreeHit, TreeSearch } from "./filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
 import type { LineMatcher } from "../search/matcher.ts";
-import { scanBytes } from "../search/scan.ts";
+import { scanBytesPausing } from "../search/scan.ts";
 import type { ScanRequest } from "../search/scan.ts";
 import { globFilter, globMatcher } from "../search/glob_filter.ts";
 import { isPassedOver, Walk } from "../search/walk.ts";
@@ -125,7 +125,8 @@ async function scanFile(
     }
     throw error;
   }
-  const result = scanBytes(bytes, matcher, request);
+  // This thread serves the host too: a large file under a costly pattern is scanned in steps.
+  const result = await scanBytesPausing(bytes, matcher, request, signal);
   return result.matches > 0 || result.skip !== undefined ? { display: path.display, result } : null;
 }
 
