@@ -75,6 +75,57 @@ function counting(filesystem: AsyncFileSystem): { opened: number; listed: number
 for (const fixture of fixtures) {
   const name = fixture.name;
 
+  test(`grep (${name}): a file over 64 KiB goes to the search workers, not the calling thread, and is found in walk order`, async () => {
+    // One line over 64 KiB: matched whole, it could hold the host's thread for seconds.
+    const big = `${"x".repeat(100_000)} needle\n`;
+    const ws = await workspace(fixture, {
+      "a.txt": "needle\n",
+      "b/big.txt": big,
+      "b/c.txt": "needle\n",
+      "big-alone.txt": big,
+      "d.txt": "needle\n",
+    });
+    const readWhole: string[] = [];
+    const filesystem = ws.filesystem;
+    const readFile = filesystem.readFile;
+    filesystem.readFile = async (path, options) => {
+      const bytes = await readFile.call(filesystem, path, options);
+      readWhole.push(path.display);
+      return bytes;
+    };
+    try {
+      const grep = await ws.call("grep", { pattern: "need+le", mode: "count" });
+      assert.deepEqual(
+        (grep.data as GrepOutput).counts,
+        ["a.txt", "b/big.txt", "b/c.txt", "big-alone.txt", "d.txt"].map((path) => ({
+          path,
+          count: 1,
+        })),
+        grep.output,
+      );
+      // The large file first in its walk: the workers walk the whole directory.
+      const first = await ws.call("grep", { pattern: "need+le", path: "b" });
+      assert.deepEqual((first.data as GrepOutput).files, ["b/big.txt", "b/c.txt"], first.output);
+      const alone = await ws.call("grep", {
+        pattern: "need+le",
+        path: "big-alone.txt",
+        mode: "content",
+      });
+      assert.deepEqual(
+        (alone.data as GrepOutput).lines.map((l) => [l.path, l.line]),
+        [["big-alone.txt", 1]],
+        alone.output.slice(0, 200),
+      );
+      // With search workers, the calling thread never read the large files whole.
+      if (name !== "memory") {
+        assert.deepEqual(readWhole.filter((path) => path.includes("big")), [], `${readWhole}`);
+      }
+    } finally {
+      filesystem.readFile = readFile;
+      await ws.cleanup();
+    }
+  });
+
   test(`grep (${name}): a counted repetition's digits are not text a file must hold`, async () => {
     const ws = await workspace(fixture, {
       "runs.txt": `${"a".repeat(1000)}\n${"1".repeat(100)}-bcd\n`,
