@@ -1,8 +1,9 @@
 /**
  * Long input cannot stall the host: the work a model-supplied string causes
- * before a tool runs is bounded. A command is classified only up to a
- * length and a number of file-system lookups (past them it asks), and a
- * cancel stops the classification; a grep or glob pattern over its bound
+ * before a tool runs is bounded. A command longer than bash can be started
+ * with is `invalid_input`; one is classified only up to a length and a
+ * number of file-system lookups (past them it asks), and a cancel stops the
+ * classification; a grep or glob pattern over its bound
  * is `invalid_input` naming it; a glob that a backtracking engine would
  * take seconds over runs in linear time.
  */
