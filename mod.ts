@@ -183,6 +183,7 @@ export {
   readTool,
   writeTool,
 } from "./src/tools/mod.ts";
+export { MAX_COMMAND_BYTES } from "./src/tools/bash.ts";
 export type { BashInput, BashOutput, ProcessStatus } from "./src/tools/bash.ts";
 export type { EditInput, EditOutput } from "./src/tools/edit/edit.ts";
 export type { GlobInput, GlobOutput } from "./src/tools/glob.ts";

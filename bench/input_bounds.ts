@@ -3,9 +3,10 @@
  * a fresh temporary directory (the Deno backends), each case the median of
  * a few rounds:
  *
- * - `prepare` of `bash` with the 2 MB command `ls f0 … f249999` (it asks),
- *   and with the costliest command inside the bounds (operands up to the
- *   lookup budget);
+ * - `prepare` of `bash` with the 2 MB command `ls f0 … f249999`
+ *   (invalid_input: bash cannot be started with it), the 94 KB command
+ *   `ls f0 … f14999` (it asks), and the costliest command inside the bounds
+ *   (operands up to the lookup budget);
  * - `grep` with a 1 MiB pattern (invalid_input), and compiling the costliest
  *   patterns inside the bounds (long literals, counted repetitions, Unicode
  *   and case-folded classes);
@@ -62,8 +63,13 @@ function expect(result: ToolResult, ok: boolean, what: string): void {
 
 const twoMb = ls(250_000);
 report(
-  `bash prepare, ${twoMb.length} bytes (ls f0 … f249999)`,
+  `bash prepare, ${twoMb.length} bytes (ls f0 … f249999, invalid_input)`,
   await median(() => toolset.prepare("bash", { command: twoMb })),
+);
+const long = ls(15_000);
+report(
+  `bash prepare, ${long.length} bytes (ls f0 … f14999, asks)`,
+  await median(() => toolset.prepare("bash", { command: long })),
 );
 // Each missing operand costs three lookups: this one spends the whole budget.
 const atBudget = ls(Math.floor(MAX_CLASSIFIER_LOOKUPS / 4));

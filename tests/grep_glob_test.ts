@@ -10,8 +10,10 @@ import { sharedPool, treeStart } from "../src/backends/workers/pool.ts";
 import type { SearchPool } from "../src/backends/workers/pool.ts";
 import { workerSearches } from "../src/backends/workers/searches.ts";
 import { moduleBeside } from "../src/runtime/checks.ts";
-import { compileMatcher } from "../src/search/matcher.ts";
-import { scanBytes } from "../src/search/scan.ts";
+import { compileMatcher, type LineMatcher } from "../src/search/matcher.ts";
+import { SCAN_STEP, scanBytes, scanBytesPausing, ScanStopped } from "../src/search/scan.ts";
+import { setImmediate } from "node:timers";
+import { createMemoryFileSystem, createSession, finalizeToolset } from "../mod.ts";
 import { SIMD_BUFFER_BYTES, SimdSearch } from "../src/search/simd.ts";
 import { byteLiteral, findLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
 import { Buffer } from "node:buffer";
@@ -73,6 +75,88 @@ function counting(filesystem: AsyncFileSystem): { opened: number; listed: number
 
 for (const fixture of fixtures) {
   const name = fixture.name;
+
+  test(`grep (${name}): a file over 64 KiB goes to the search workers, not the calling thread, and is found in walk order`, async () => {
+    // One line over 64 KiB: matched whole, it could hold the host's thread for seconds.
+    const big = `${"x".repeat(100_000)} needle\n`;
+    const ws = await workspace(fixture, {
+      "a.txt": "needle\n",
+      "b/big.txt": big,
+      "b/c.txt": "needle\n",
+      "big-alone.txt": big,
+      "d.txt": "needle\n",
+    });
+    const readWhole: string[] = [];
+    const filesystem = ws.filesystem;
+    const readFile = filesystem.readFile;
+    filesystem.readFile = async (path, options) => {
+      const bytes = await readFile.call(filesystem, path, options);
+      readWhole.push(path.display);
+      return bytes;
+    };
+    try {
+      const grep = await ws.call("grep", { pattern: "need+le", mode: "count" });
+      assert.deepEqual(
+        (grep.data as GrepOutput).counts,
+        ["a.txt", "b/big.txt", "b/c.txt", "big-alone.txt", "d.txt"].map((path) => ({
+          path,
+          count: 1,
+        })),
+        grep.output,
+      );
+      // The large file first in its walk: the workers walk the whole directory.
+      const first = await ws.call("grep", { pattern: "need+le", path: "b" });
+      assert.deepEqual((first.data as GrepOutput).files, ["b/big.txt", "b/c.txt"], first.output);
+      const alone = await ws.call("grep", {
+        pattern: "need+le",
+        path: "big-alone.txt",
+        mode: "content",
+      });
+      assert.deepEqual(
+        (alone.data as GrepOutput).lines.map((l) => [l.path, l.line]),
+        [["big-alone.txt", 1]],
+        alone.output.slice(0, 200),
+      );
+      // With search workers, the calling thread never read the large files whole.
+      if (name !== "memory") {
+        assert.deepEqual(readWhole.filter((path) => path.includes("big")), [], `${readWhole}`);
+      }
+    } finally {
+      filesystem.readFile = readFile;
+      await ws.cleanup();
+    }
+  });
+
+  test(`grep (${name}): a counted repetition's digits are not text a file must hold`, async () => {
+    const ws = await workspace(fixture, {
+      "runs.txt": `${"a".repeat(1000)}\n${"1".repeat(100)}-bcd\n`,
+      "hashes.txt": `${"0123456789abcdef".repeat(8)}\n`,
+    });
+    try {
+      for (
+        const [pattern, files] of [
+          ["a{1000}", ["runs.txt"]],
+          ["[a-f0-9]{100}", ["hashes.txt", "runs.txt"]],
+          ["1{2,100}-bcd", ["runs.txt"]],
+          ["(?:ab){0}1{100}-", ["runs.txt"]],
+        ] as const
+      ) {
+        assert.doesNotMatch(compileMatcher(pattern).literalText ?? "", /\d/, pattern);
+        for (const mode of ["files_with_matches", "content", "count"] as const) {
+          const grep = await ws.call("grep", { pattern, mode });
+          const data = grep.data as GrepOutput;
+          const found = mode === "files_with_matches"
+            ? data.files
+            : mode === "count"
+            ? data.counts.map((c) => c.path)
+            : [...new Set(data.lines.map((l) => l.path))];
+          assert.deepEqual(found, files, `${pattern} (${mode}): ${grep.output.slice(0, 200)}`);
+        }
+      }
+    } finally {
+      await ws.cleanup();
+    }
+  });
 
   test(`工具语义 (${name}): grep and glob stop traversal at the limit instead of collecting the tree first`, async () => {
     const ws = await workspace(fixture, tree(40, 10));
@@ -737,4 +821,85 @@ test("grep: the SIMD search finds exactly the bytes and literals a plain search 
   assert.ok(found > 1000 && found < 3500, `${found} of 4000 held the literal`);
   // A literal too long to keep is refused, for the caller to search another way.
   assert.equal(simd.setLiteral(byteLiteral(new Uint8Array(70 * 1024).fill(97))), false);
+});
+
+/** A matcher that counts the lines it tests. */
+function countingMatcher(pattern: string): { matcher: LineMatcher; tested: () => number } {
+  const inner = compileMatcher(pattern);
+  let tested = 0;
+  const matcher: LineMatcher = {
+    ...inner,
+    matchesLine: (line) => {
+      tested++;
+      return inner.matchesLine(line);
+    },
+  };
+  return { matcher, tested: () => tested };
+}
+
+/** 40,000 lines, each holding the pattern `need+le` matches (about 720 KB). */
+const MANY_LINES = new TextEncoder().encode("a needle in a line\n".repeat(40_000));
+
+test("grep: a file's scan stops between its steps when its search stops, not at the file's end", () => {
+  for (const mode of ["content", "count"] as const) {
+    // With and without a literal every match holds: scanned line by line, or a step at once.
+    for (const pattern of ["need+le", "e+dle in"]) {
+      const { matcher, tested } = countingMatcher(pattern);
+      const request = { pattern, caseInsensitive: false, mode, context: 0, maxBytes: 1 << 30 };
+      let asked = 0;
+      assert.throws(
+        () =>
+          scanBytes(MANY_LINES, matcher, request, () => {
+            asked++;
+            return true;
+          }),
+        ScanStopped,
+      );
+      assert.equal(asked, 1);
+      // The first step is SCAN_STEP of text: its lines were tested, and no more.
+      assert.ok(tested() > 0 && tested() <= SCAN_STEP / 10, `${pattern} ${mode}: ${tested()}`);
+      // Not stopped, it finds every line.
+      const whole = scanBytes(MANY_LINES, compileMatcher(pattern), request);
+      assert.equal(whole.matches, 40_000);
+    }
+  }
+});
+
+test("grep: a file scanned on the host's thread lets the event loop turn between steps, and a cancel there ends it", async () => {
+  const { matcher, tested } = countingMatcher("need+le");
+  const request = {
+    pattern: "need+le",
+    caseInsensitive: false,
+    mode: "content" as const,
+    context: 0,
+    maxBytes: 1 << 30,
+  };
+  const turn = new AbortController();
+  // Due at the event loop's next turn: the scan reaches it only by letting the loop turn.
+  setImmediate(() => turn.abort());
+  await assert.rejects(
+    scanBytesPausing(MANY_LINES, matcher, request, turn.signal),
+    (error: Error) => error.name === "AbortError",
+  );
+  assert.ok(tested() > 0 && tested() <= SCAN_STEP / 10, `${tested()} lines tested`);
+
+  // Through the tool, on the in-memory backend (whose reads never leave the microtask queue):
+  // the cancel that comes while the file is scanned ends the call.
+  const memory = createMemoryFileSystem();
+  memory.mkdirp("/repo");
+  memory.writeFile("/repo/big.txt", MANY_LINES);
+  const call = new AbortController();
+  const readFile = memory.readFile.bind(memory);
+  memory.readFile = (path, options) => {
+    if (path.display === "big.txt") setImmediate(() => call.abort());
+    return readFile(path, options);
+  };
+  const session = await createSession({ workingDirectory: "/repo", filesystem: memory });
+  const result = await finalizeToolset({ session }).call({
+    name: "grep",
+    input: { pattern: "need+le", mode: "content", max_results: 2000 },
+    callId: "big",
+    signal: call.signal,
+  });
+  assert.equal(result.error?.code, "cancelled", result.output.slice(0, 200));
 });

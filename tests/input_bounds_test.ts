@@ -1,8 +1,9 @@
 /**
  * Long input cannot stall the host: the work a model-supplied string causes
- * before a tool runs is bounded. A command is classified only up to a
- * length and a number of file-system lookups (past them it asks), and a
- * cancel stops the classification; a grep or glob pattern over its bound
+ * before a tool runs is bounded. A command longer than bash can be started
+ * with is `invalid_input`; one is classified only up to a length and a
+ * number of file-system lookups (past them it asks), and a cancel stops the
+ * classification; a grep or glob pattern over its bound
  * is `invalid_input` naming it; a glob that a backtracking engine would
  * take seconds over runs in linear time.
  */
@@ -18,11 +19,12 @@ import {
   finalizeToolset,
   MAX_CLASSIFIED_COMMAND_LENGTH,
   MAX_CLASSIFIER_LOOKUPS,
+  MAX_COMMAND_BYTES,
 } from "../mod.ts";
 import { toAISDKTools } from "../ai_sdk.ts";
 import { toOpenAIAgentsTools } from "../openai_agents.ts";
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_PROGRAM } from "../src/search/pattern_bounds.ts";
-import { globMatcher, MAX_GLOB_LENGTH } from "../src/search/glob_filter.ts";
+import { globFilter, globMatcher, MAX_GLOB_LENGTH } from "../src/search/glob_filter.ts";
 import {
   backtracksBounded,
   parseRegex,
@@ -30,13 +32,14 @@ import {
   reversedRe2Source,
 } from "../src/search/glob_regex.ts";
 import { RE2JS } from "re2js";
-import { countedSession, Lookups, lsCommand, TWO_MB } from "./lookups_fixture.ts";
+import { countedSession, LONG_COMMAND, Lookups, lsCommand, TWO_MB } from "./lookups_fixture.ts";
 
-test("bash: a 2 MB command (ls f0 … f249999) is answered with a decision, and asks, without classifying its operands", async () => {
-  assert.ok(TWO_MB.length > 1_800_000);
+test("bash: a 94 KB command (ls f0 … f14999) is answered with a decision, and asks, without classifying its operands", async () => {
+  assert.ok(LONG_COMMAND.length > MAX_CLASSIFIED_COMMAND_LENGTH);
+  assert.ok(LONG_COMMAND.length < MAX_COMMAND_BYTES);
   const lookups = new Lookups();
   const toolset = finalizeToolset({ session: await countedSession(lookups) });
-  const prepared = await toolset.prepare("bash", { command: TWO_MB });
+  const prepared = await toolset.prepare("bash", { command: LONG_COMMAND });
   assert.equal(prepared.ok, true);
   const effect = prepared.ok ? prepared.effects[0] : undefined;
   assert.equal(effect?.kind, "execute");
@@ -55,10 +58,51 @@ test("bash: a 2 MB command (ls f0 … f249999) is answered with a decision, and 
   assert.equal(lookups.count, 0);
 
   // A call without an approver is refused for want of approval: it reached the policy.
-  const result = await toolset.call({ name: "bash", input: { command: TWO_MB }, callId: "big" });
+  const result = await toolset.call({
+    name: "bash",
+    input: { command: LONG_COMMAND },
+    callId: "big",
+  });
   assert.equal(result.error?.code, "denied");
   assert.match(result.output, /needs the person's approval/);
   assert.equal(lookups.count, 0);
+});
+
+test("bash: a command bash cannot be started with (over 131071 bytes) is invalid_input naming the bound, never classified or asked about", async () => {
+  const lookups = new Lookups();
+  const toolset = finalizeToolset({ session: await countedSession(lookups) });
+  for (
+    const command of [
+      TWO_MB,
+      "x".repeat(MAX_COMMAND_BYTES + 1),
+      `echo ${"é".repeat(MAX_COMMAND_BYTES / 2)}`, // fewer characters than the bound, more bytes
+    ]
+  ) {
+    let asked = false;
+    const result = await toolset.call({
+      name: "bash",
+      input: { command },
+      callId: "over",
+      approve: () => {
+        asked = true;
+        return Promise.resolve(true);
+      },
+    });
+    assert.equal(result.error?.code, "invalid_input", result.output.slice(0, 200));
+    assert.match(result.output, new RegExp(`command: at most ${MAX_COMMAND_BYTES} `));
+    assert.match(result.output, /write the script to a file/);
+    assert.equal(asked, false, "no approval card shows it");
+    assert.ok(result.output.length < 1000, `${result.output.length} characters answered`);
+  }
+  assert.equal(lookups.count, 0);
+  // At the bound it is classified as any long command is, and asks.
+  const prepared = await toolset.prepare("bash", { command: "x".repeat(MAX_COMMAND_BYTES) });
+  assert.equal(prepared.ok, true);
+  // The schema the model sees carries the bound.
+  const bash = toolset.definitions.find((d) => d.name === "bash")!;
+  const command = bash.inputSchema.properties.command as { maxLength?: number };
+  assert.equal(command.maxLength, MAX_COMMAND_BYTES);
+  assert.match(bash.description, new RegExp(`at most ${MAX_COMMAND_BYTES} bytes`));
 });
 
 test("bash: a command whose operands need more lookups than the budget asks, after at most the budget's lookups", async () => {
@@ -152,13 +196,16 @@ test("bash: classifyCommand throws the signal's reason when it aborts between lo
   assert.equal(lookups.last, "/repo/f3");
 });
 
-test("adapters: the approval check of a 2 MB command answers that it asks, without classifying its operands", async () => {
+test("adapters: the approval check of a 94 KB command answers that it asks, without classifying its operands", async () => {
   const lookups = new Lookups();
   const toolset: FinalizedToolset = finalizeToolset({ session: await countedSession(lookups) });
   const aiSdk = toAISDKTools(toolset).bash.needsApproval!;
-  assert.equal(await aiSdk({ command: TWO_MB }, { toolCallId: "a" }), true);
+  assert.equal(await aiSdk({ command: LONG_COMMAND }, { toolCallId: "a" }), true);
   const agents = toOpenAIAgentsTools(toolset).find((t) => t.name === "bash")!;
-  assert.equal(await agents.needsApproval({}, { command: TWO_MB }, "b"), true);
+  assert.equal(await agents.needsApproval({}, { command: LONG_COMMAND }, "b"), true);
+  // A command too long to start is not asked about: the call fails as invalid_input.
+  assert.equal(await aiSdk({ command: TWO_MB }, { toolCallId: "c" }), false);
+  assert.equal(await agents.needsApproval({}, { command: TWO_MB }, "d"), false);
   assert.equal(lookups.count, 0);
 });
 
@@ -384,6 +431,92 @@ test("glob: expressions that can backtrack past a square of the input run on the
           `${pattern} on ${JSON.stringify(path)}`,
         );
       }
+    }
+  }
+});
+
+/**
+ * Globs whose expressions backtrack exponentially although they hold at
+ * most two unbounded wildcards: choices combining inside a negated
+ * extglob's lookahead, a repetition nested inside one, and an optional part
+ * repeated (`(a)?a` takes one or two `a`s, so a run of them splits in a
+ * Fibonacci number of ways).
+ */
+const HIDDEN_BACKTRACKING_GLOBS = [
+  `!(${"@(a|a)".repeat(40)}b)`,
+  "!((a|aa)+c)",
+  "((a)?a)+c",
+];
+
+test("glob: choices inside a negated extglob and optional parts repeated run on the linear engine, with picomatch's answers", async () => {
+  for (const pattern of HIDDEN_BACKTRACKING_GLOBS) {
+    for (const options of [{ dot: true, strictBrackets: true }, { dot: true, basename: true }]) {
+      const regex = picomatch.makeRe(pattern, options);
+      const tree = parseRegex(regex.source);
+      assert.equal(backtracksBounded(tree), false, pattern);
+      const linear = RE2JS.compile(reversedRe2Source(tree), RE2JS.LOOKBEHINDS);
+      // Short names, where picomatch's own expression answers soon.
+      for (const name of ["a", "aab", "aac", "aaaaaaac", "ab", "c", "b", "aaaab", "x/aac"]) {
+        assert.equal(linear.test(re2Input(name)), regex.test(name), `${pattern} on ${name}`);
+      }
+    }
+  }
+  const memory = createMemoryFileSystem();
+  memory.mkdirp("/repo");
+  for (
+    const name of ["a".repeat(40) + "b", "a".repeat(60), "a".repeat(60) + "c", "a".repeat(59) + "b"]
+  ) {
+    memory.writeFile(`/repo/${name}`, "\n");
+  }
+  const toolset = finalizeToolset({
+    session: await createSession({ workingDirectory: "/repo", filesystem: memory }),
+  });
+  // In walk order (code-unit order).
+  const expected = [
+    ["a".repeat(60), "a".repeat(60) + "c", "a".repeat(59) + "b"], // all but 40 a's and b
+    ["a".repeat(60), "a".repeat(59) + "b", "a".repeat(40) + "b"], // all but (a|aa)+c
+    ["a".repeat(60) + "c"],
+  ];
+  for (const [i, pattern] of HIDDEN_BACKTRACKING_GLOBS.entries()) {
+    const glob = await toolset.call({ name: "glob", input: { pattern }, callId: `g${i}` });
+    assert.deepEqual((glob.data as { paths: string[] } | undefined)?.paths, expected[i], pattern);
+    const grep = await toolset.call({
+      name: "grep",
+      input: { pattern: "^$", glob: pattern },
+      callId: `r${i}`,
+    });
+    assert.deepEqual(
+      (grep.data as { files?: string[] } | undefined)?.files,
+      expected[i],
+      `grep --glob ${pattern}`,
+    );
+  }
+});
+
+test("glob: a quantified lookahead in picomatch's expression is read as JavaScript reads it, not refused", () => {
+  // picomatch makes `(?!…)?` of this malformed glob, which JavaScript accepts (Annex B).
+  const pattern = "!({{{}}())?))";
+  const options = { dot: true, basename: true };
+  assert.match(picomatch.makeRe(pattern, options).source, /\(\?!.*\)\?/);
+  const filter = globFilter(`!${pattern}`); // grep's glob, negated
+  const reference = picomatch(pattern, options);
+  for (const name of ["a", "{{}})", "x/{{}}())", "))", "b.ts"]) {
+    assert.equal(filter(name), !reference(name), name);
+  }
+  // Each quantifier over a lookahead, against JavaScript's own answers.
+  for (
+    const source of [
+      "^(?:(?=a)*b)$",
+      "^(?:(?=a)+a)$",
+      "^(?:(?!a)?a)$",
+      "^(?:(?!a)+a)$",
+      "^(?:(?!a){2,3}b)$",
+      "^(?:(?=ab)??a.)$",
+    ]
+  ) {
+    const linear = RE2JS.compile(reversedRe2Source(parseRegex(source)), RE2JS.LOOKBEHINDS);
+    for (const input of ["", "a", "b", "ab", "aa", "ba"]) {
+      assert.equal(linear.test(re2Input(input)), new RegExp(source).test(input), source + input);
     }
   }
 });

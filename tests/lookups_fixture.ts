@@ -66,5 +66,11 @@ export function lsCommand(operands: number): string {
   return words.join(" ");
 }
 
-/** The 2 MB command: `ls f0 … f249999`. */
+/** The 2 MB command: `ls f0 … f249999`, more than bash can be started with. */
 export const TWO_MB: string = lsCommand(250_000);
+
+/**
+ * `ls f0 … f14999`, 94 KB: longer than a command is classified, shorter than
+ * bash can be started with.
+ */
+export const LONG_COMMAND: string = lsCommand(15_000);

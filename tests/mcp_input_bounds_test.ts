@@ -1,6 +1,7 @@
 /**
- * Long input over MCP, against the official client: a 2 MB `bash` command
- * gets its answer without its operands being classified, and a client's
+ * Long input over MCP, against the official client: a 94 KB `bash` command
+ * gets its answer without its operands being classified, a 2 MB one is
+ * invalid_input in a short answer, and a client's
  * cancel stops a classification under way, so the server does no more of
  * its work and keeps serving.
  */
@@ -12,10 +13,11 @@ import {
   type CallRequest,
   type FinalizedToolset,
   finalizeToolset,
+  MAX_COMMAND_BYTES,
   type ToolResult,
 } from "../mod.ts";
 import { createMcpServer, type McpTransport } from "../mcp.ts";
-import { countedSession, Lookups, lsCommand, TWO_MB } from "./lookups_fixture.ts";
+import { countedSession, LONG_COMMAND, Lookups, lsCommand, TWO_MB } from "./lookups_fixture.ts";
 
 /** The calls a toolset was asked to make: their requests and, once ended, their results. */
 interface Watched {
@@ -57,7 +59,24 @@ function aborted(signal: AbortSignal): Promise<void> {
   });
 }
 
-test("MCP: a 2 MB bash command gets an answer (it needs approval) without its operands being classified", async () => {
+test("MCP: a 94 KB bash command gets an answer (it needs approval) without its operands being classified", async () => {
+  const lookups = new Lookups();
+  const { toolset, calls } = watched(finalizeToolset({ session: await countedSession(lookups) }));
+  const client = await connected(toolset);
+  try {
+    const answer = await client.callTool({ name: "bash", arguments: { command: LONG_COMMAND } });
+    assert.equal(answer.isError, true);
+    const said = text(answer);
+    assert.ok(said.startsWith("[denied] bash: run `ls f0 f1 "), said.slice(0, 100));
+    assert.ok(said.includes("needs the person's approval"), said.slice(-300));
+    assert.equal((await calls[0].result).error?.code, "denied");
+    assert.equal(lookups.count, 0);
+  } finally {
+    await client.close();
+  }
+});
+
+test("MCP: a 2 MB bash command is invalid_input naming the bound, in a short answer", async () => {
   const lookups = new Lookups();
   const { toolset, calls } = watched(finalizeToolset({ session: await countedSession(lookups) }));
   const client = await connected(toolset);
@@ -65,9 +84,9 @@ test("MCP: a 2 MB bash command gets an answer (it needs approval) without its op
     const answer = await client.callTool({ name: "bash", arguments: { command: TWO_MB } });
     assert.equal(answer.isError, true);
     const said = text(answer);
-    assert.ok(said.startsWith("[denied] bash: run `ls f0 f1 "), said.slice(0, 100));
-    assert.ok(said.includes("needs the person's approval"), said.slice(-300));
-    assert.equal((await calls[0].result).error?.code, "denied");
+    assert.match(said, new RegExp(`at most ${MAX_COMMAND_BYTES} characters`));
+    assert.ok(said.length < 1000, `${said.length} characters`);
+    assert.equal((await calls[0].result).error?.code, "invalid_input");
     assert.equal(lookups.count, 0);
   } finally {
     await client.close();

@@ -4,8 +4,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CheckedPath, createSession } from "../mod.ts";
-import { backendFixtures, symlinkOnDisk, workspace } from "./helpers.ts";
+import { type AsyncFileSystem, CheckedPath, createSession, ToolError } from "../mod.ts";
+import { existingPrefix, isWithin, resolvePath } from "../src/path/mod.ts";
+import { unwrapCheckedPath } from "../src/path/checked_path.ts";
+import { posix } from "node:path";
+import { backendFixtures, type Layout, symlinkOnDisk, workspace } from "./helpers.ts";
 
 const fixtures = await backendFixtures();
 
@@ -280,3 +283,139 @@ test("路径安全: Allow cannot bypass the path boundary", async () => {
     await ws.cleanup();
   }
 });
+
+/**
+ * The longest existing prefix as found one segment at a time, from the
+ * longest down: the search before it took doubling steps, kept here as the
+ * reference the faster search must agree with.
+ */
+async function prefixOneByOne(
+  filesystem: AsyncFileSystem,
+  joined: string,
+  input: string,
+): Promise<{ real: string; missing: string[] }> {
+  const missingCode = (error: unknown) => error instanceof ToolError && error.code === "not_found";
+  try {
+    return { real: await filesystem.realPath(joined), missing: [] };
+  } catch (error) {
+    if (!missingCode(error)) throw error;
+  }
+  const segments = joined.split("/").filter((s) => s !== "" && s !== ".");
+  for (let keep = segments.length - 1; keep >= 0; keep--) {
+    let real: string;
+    try {
+      real = await filesystem.realPath("/" + segments.slice(0, keep).join("/"));
+    } catch (error) {
+      if (missingCode(error)) continue;
+      throw error;
+    }
+    const missing = segments.slice(keep);
+    if (missing.includes("..")) {
+      throw new ToolError(
+        "invalid_path",
+        `${input} climbs with '..' through a directory that does not exist.`,
+      );
+    }
+    if (await filesystem.lstat(posix.join(real, missing[0])).catch(() => null)) {
+      throw new ToolError(
+        "invalid_path",
+        `${input} goes through a symbolic link whose target does not exist; give the real path.`,
+      );
+    }
+    return { real, missing };
+  }
+  throw new ToolError("not_found", `${input} does not exist.`);
+}
+
+/** What a resolution gave: its result, or its error's code and message. */
+async function outcome(run: () => Promise<unknown>): Promise<string> {
+  try {
+    return JSON.stringify(await run());
+  } catch (error) {
+    return `${(error as ToolError).code}: ${(error as Error).message}`;
+  }
+}
+
+/** Numbers in [0, n) from a fixed seed. */
+function seeded(seed: number): (n: number) => number {
+  return (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return (seed >>> 8) % n;
+  };
+}
+
+for (const fixture of fixtures) {
+  test(`路径安全 (${fixture.name}): paths through links, '..' and missing parts, hundreds of segments deep, find the same existing prefix as a search one segment at a time`, async () => {
+    const random = seeded(fixture.name.length * 7919 + 17);
+    const pick = <T>(items: readonly T[]): T => items[random(items.length)];
+    const names = ["a", "b", "l", "m", "up", "out"];
+    const targets = [
+      "..",
+      "../..",
+      "../../..",
+      "../outside",
+      "../../outside",
+      "a",
+      "b/..",
+      "nope",
+      "self",
+      "d/e",
+      "../d/e/f",
+    ];
+    let compared = 0;
+    for (let round = 0; round < 12; round++) {
+      const layout: Layout = { "d/e/f/g/h/x.txt": "x\n", "d2": { dir: true } };
+      const dirs = ["d", "d/e", "d/e/f", "d/e/f/g", "d/e/f/g/h", "d2", ""];
+      for (let i = 0; i < 14; i++) {
+        const parent = pick(dirs);
+        const name = pick(names) + (random(2) === 0 ? "" : String(i));
+        const path = parent === "" ? name : `${parent}/${name}`;
+        if (path in layout) continue;
+        const kind = random(4);
+        if (kind === 0) {
+          layout[path] = { dir: true };
+          dirs.push(path);
+        } else if (kind === 1) layout[path] = "f\n";
+        else {
+          const target = pick(targets);
+          layout[path] = { symlink: target === "self" ? name : target };
+        }
+      }
+      const made = await fixture.make(layout);
+      try {
+        const { root, filesystem } = made;
+        const roots = { workingDirectory: root, skillRoot: null, protectedNames: [] };
+        const segments = [
+          ...names,
+          ...dirs.filter((d) => d !== "").map((d) => d.split("/").pop()!),
+        ];
+        for (let k = 0; k < 40; k++) {
+          const parts: string[] = [];
+          const deep = random(5) === 0;
+          const length = deep ? 100 + random(300) : 1 + random(10);
+          for (let i = 0; i < length; i++) {
+            const r = random(10);
+            parts.push(r < 6 ? pick(segments) : r < 8 ? ".." : r < 9 ? "." : "missing");
+          }
+          const input = deep && random(2) === 0
+            ? `d/e/f/g/h/${"d/e/f/g/h/".repeat(length % 40)}${parts.join("/")}`
+            : parts.join("/");
+          if (input.length > 4096) continue;
+          const joined = `${root}/${input}`;
+          assert.equal(
+            await outcome(() => existingPrefix(filesystem, joined, input)),
+            await outcome(() => prefixOneByOne(filesystem, joined, input)),
+            input,
+          );
+          const resolved = await resolvePath(filesystem, roots, input, "write", "may_create")
+            .catch(() => null);
+          if (resolved !== null) assert.ok(isWithin(root, unwrapCheckedPath(resolved)), input);
+          compared++;
+        }
+      } finally {
+        await made.cleanup();
+      }
+    }
+    assert.ok(compared > 400, `${compared} paths compared`);
+  });
+}

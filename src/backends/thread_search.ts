@@ -13,7 +13,7 @@ import type { CheckedPath } from "../path/mod.ts";
 import type { AsyncFileSystem, TreeGlob, TreeHit, TreeSearch } from "./filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
 import type { LineMatcher } from "../search/matcher.ts";
-import { scanBytes } from "../search/scan.ts";
+import { scanBytesPausing } from "../search/scan.ts";
 import type { ScanRequest } from "../search/scan.ts";
 import { globFilter, globMatcher } from "../search/glob_filter.ts";
 import { isPassedOver, Walk } from "../search/walk.ts";
@@ -58,6 +58,8 @@ export class ThreadWalk {
   /** Whether the walk has given its last entry. */
   done = false;
   #file: WalkEntry<CheckedPath> | null;
+  /** Entries given back ({@link giveBack}), given again before the walk goes on. */
+  #given: WalkEntry<CheckedPath>[] = [];
 
   private constructor(
     readonly walk: Walk<CheckedPath> | null,
@@ -96,28 +98,48 @@ export class ThreadWalk {
 
   /** The next entry, or `null` at the end. */
   async next(): Promise<WalkEntry<CheckedPath> | null> {
-    const entry = this.walk === null ? this.#file : await this.walk.next();
+    const entry = this.#given.shift() ??
+      (this.walk === null ? this.#file : await this.walk.next());
     this.#file = null;
     if (entry === null) this.done = true;
     else this.last = entry.display;
     return entry;
   }
+
+  /**
+   * Takes back `entries`, the last ones given, in order: they are given
+   * again, and {@link last} is `last` again, the entry given before them.
+   */
+  giveBack(entries: readonly WalkEntry<CheckedPath>[], last: string | null): void {
+    this.#given.unshift(...entries);
+    if (entries.length > 0) [this.last, this.done] = [last, false];
+  }
 }
 
-/** Scans one file through the backend's plain read. */
+/** What {@link scanFile} answers for a file over its `largest`: it is left to another thread. */
+const LEFT = Symbol("left to another thread");
+
+/**
+ * Scans one file through the backend's plain read; one larger than
+ * `largest` bytes (when under the request's own bound) is not scanned here:
+ * {@link LEFT}.
+ */
 async function scanFile(
   filesystem: ThreadReads,
   path: CheckedPath,
   matcher: LineMatcher,
   request: ScanRequest,
   signal: AbortSignal,
-): Promise<TreeHit | null> {
+  largest: number = Number.POSITIVE_INFINITY,
+): Promise<TreeHit | null | typeof LEFT> {
   let bytes: Uint8Array;
   try {
-    bytes = await filesystem.readFile(path, { maxBytes: request.maxBytes, signal });
+    const maxBytes = Math.min(request.maxBytes, largest);
+    bytes = await filesystem.readFile(path, { maxBytes, signal });
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof ToolError && error.code === "too_large") {
+      if (largest < request.maxBytes) return LEFT;
       return { display: path.display, result: { skip: "too_large", matches: 0, lines: [] } };
     }
     if (error instanceof ToolError && error.code !== "backend_failure") {
@@ -125,46 +147,75 @@ async function scanFile(
     }
     throw error;
   }
-  const result = scanBytes(bytes, matcher, request);
+  // This thread serves the host too: a large file under a costly pattern is scanned in steps.
+  const result = await scanBytesPausing(bytes, matcher, request, signal);
   return result.matches > 0 || result.skip !== undefined ? { display: path.display, result } : null;
+}
+
+/** How {@link scanHere} stops before the end of its walk, when it may. */
+export interface ScanHereLimit {
+  /** Files taken from the walk, after which it stops (there, another search may go on after it). */
+  readonly files: number;
+  /**
+   * Bytes of the largest file scanned here: a larger one, and the entries
+   * after it, are given back to the walk, and the scan stops before it.
+   * A single long line is matched whole, so a file scanned on the host's
+   * thread is kept small, and a larger one left to the workers.
+   */
+  readonly largestFile: number;
 }
 
 /**
  * Scans the files of a walk on this thread, a few reads at once, yielding
- * in walk order the files that matched or were skipped; stops having taken
- * `files` files from the walk (there, another search may go on after it).
+ * in walk order the files that matched or were skipped; stops at `limit`
+ * when given (there, another search may go on after it).
  */
 export async function* scanHere(
   filesystem: ThreadReads,
   walk: ThreadWalk,
   search: TreeSearch,
   signal: AbortSignal,
-  files: number = Number.POSITIVE_INFINITY,
+  limit?: ScanHereLimit,
 ): AsyncGenerator<TreeHit[]> {
   const { request } = search;
   const matcher = compileMatcher(request.pattern, { caseInsensitive: request.caseInsensitive });
   const accept = globFilter(search.glob);
-  const pending: Promise<TreeHit | null>[] = [];
+  const files = limit?.files ?? Number.POSITIVE_INFINITY;
+  // Each scan in flight, with the entries the walk gave from the file on and the entry before it.
+  const pending: {
+    scan: Promise<TreeHit | null | typeof LEFT>;
+    walked: WalkEntry<CheckedPath>[];
+    before: string | null;
+  }[] = [];
   let taken = 0;
   try {
     while (true) {
       while (pending.length < READ_AHEAD && taken < files) {
+        const before = walk.last;
         const entry = await walk.next();
         if (entry === null) break;
+        for (const { walked } of pending) walked.push(entry);
         if (entry.kind !== "file" || !accept(entry.display)) continue;
         taken++;
-        const scan = scanFile(filesystem, entry.path, matcher, request, signal);
+        const scan = scanFile(filesystem, entry.path, matcher, request, signal, limit?.largestFile);
         // Marked handled at once: a read that fails while queued is still awaited below.
         scan.catch(() => {});
-        pending.push(scan);
+        pending.push({ scan, walked: [entry], before });
       }
       if (pending.length === 0) return;
-      const hit = await pending.shift()!;
+      const next = pending[0];
+      const hit = await next.scan;
+      if (hit === LEFT) {
+        // The file and every entry after it go back to the walk, for the workers to go on from.
+        walk.giveBack(next.walked, next.before);
+        return;
+      }
+      pending.shift();
       if (hit !== null) yield [hit];
     }
   } finally {
     // Reads already in flight are awaited, never left floating.
-    await Promise.allSettled(pending);
+    await Promise.allSettled(pending.map(({ scan }) => scan));
   }
 }
 

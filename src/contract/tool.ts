@@ -90,7 +90,8 @@ export function jsonSchemaOf(
 ): JsonSchemaObject {
   const converted = toJsonSchema(schema as unknown as GenericSchema, {
     typeMode,
-    ignoreActions: ["readonly"],
+    // `maxBytes` has no JSON Schema keyword; a field bounded in bytes says so in `maxLength` too.
+    ignoreActions: ["readonly", "max_bytes"],
   }) as Record<
     string,
     unknown

@@ -153,11 +153,13 @@ class Reader {
       }
     }
     if (this.source[this.i] === "?") this.i++; // lazy: the same language
-    if (
-      atom.kind === "anchor" || atom.kind === "boundary" ||
-      (atom.kind === "group" && atom.look !== "")
-    ) {
+    if (atom.kind === "anchor" || atom.kind === "boundary") {
       throw new UnsupportedRegex("a quantified assertion");
+    }
+    if (atom.kind === "group" && atom.look !== "") {
+      // A quantified lookahead (Annex B) matches nothing, so a repetition after its first stops:
+      // it is the lookahead itself when required at least once, and nothing when optional.
+      return this.quantified(min === 0 ? { kind: "sequence", items: [] } : atom);
     }
     return this.quantified({ kind: "repeat", body: atom, min, max });
   }
@@ -316,46 +318,66 @@ export function parseRegex(source: string): RegexNode {
 interface Cost {
   /** Unbounded repetitions, lookarounds included. */
   unbounded: number;
-  /** Whether something repeated holds an unbounded repetition or a choice between alternatives. */
+  /** Whether something repeated holds an unbounded repetition or a choice, lookarounds included. */
   nested: boolean;
-  /** The product of the numbers of alternatives of the choices outside every lookaround. */
+  /**
+   * The most ways the choices of one scope combine: the expression outside
+   * every lookaround is one scope, and each lookaround's body another.
+   */
   alternatives: number;
 }
 
-/** Most ways {@link backtracksBounded} lets the choices of an expression combine. */
+/** Most ways {@link backtracksBounded} lets the choices of one scope combine. */
 const MAX_ALTERNATIVES = 16;
 
+/**
+ * Adds `node`'s cost to `cost`, multiplying `scope.ways` by the ways its
+ * choices combine; says whether it holds an unbounded repetition, and a
+ * choice (something that can match the same text in more than one way).
+ */
 function costOf(
   node: RegexNode,
-  inLook: boolean,
+  scope: { ways: number },
   cost: Cost,
 ): { unbounded: boolean; choice: boolean } {
   switch (node.kind) {
     case "alternation": {
-      if (!inLook) cost.alternatives *= node.options.length;
-      for (const option of node.options) costOf(option, inLook, cost);
-      return { unbounded: false, choice: !inLook };
+      scope.ways *= node.options.length;
+      let unbounded = false;
+      for (const option of node.options) {
+        unbounded = costOf(option, scope, cost).unbounded || unbounded;
+      }
+      return { unbounded, choice: true };
     }
     case "sequence": {
       let unbounded = false;
       let choice = false;
       for (const item of node.items) {
-        const inner = costOf(item, inLook, cost);
+        const inner = costOf(item, scope, cost);
         unbounded ||= inner.unbounded;
         choice ||= inner.choice;
       }
       return { unbounded, choice };
     }
     case "group": {
-      const inner = costOf(node.body, inLook || node.look !== "", cost);
-      // A lookaround is atomic: what it tries inside does not multiply what follows.
-      return node.look === "" ? inner : { unbounded: false, choice: false };
+      if (node.look === "") return costOf(node.body, scope, cost);
+      // A lookaround is tried whole each time the engine reaches it: its body backtracks within
+      // itself, a scope of its own, but what it tried is not tried again for what follows.
+      const inside = { ways: 1 };
+      costOf(node.body, inside, cost);
+      cost.alternatives = Math.max(cost.alternatives, inside.ways);
+      return { unbounded: false, choice: false };
     }
     case "repeat": {
-      const inner = costOf(node.body, inLook, cost);
+      const inner = costOf(node.body, scope, cost);
       if (node.max > 1 && (inner.unbounded || inner.choice)) cost.nested = true;
       if (node.max === Infinity) cost.unbounded++;
-      return { unbounded: inner.unbounded || node.max === Infinity, choice: inner.choice };
+      // `x?` and `x{2,5}` choose how many times, as an alternation chooses an option.
+      else if (node.max > node.min) scope.ways *= node.max - node.min + 1;
+      return {
+        unbounded: inner.unbounded || node.max === Infinity,
+        choice: inner.choice || node.max > node.min,
+      };
     }
     default:
       return { unbounded: false, choice: false };
@@ -366,15 +388,19 @@ function costOf(
  * Whether a backtracking engine matches the tree in time bounded by a
  * small multiple of the square of the input's length: at most two
  * unbounded repetitions in all, nothing that can match in more than one way
- * repeated (an unbounded repetition, a choice), and choices outside
- * lookarounds that combine in at most 16 ways (each multiplies the work by
- * its number of alternatives). Lookarounds are atomic in JavaScript, so
- * the choices inside them do not multiply what follows.
+ * repeated (an unbounded repetition, a choice, an optional part), and
+ * choices that combine in at most 16 ways (each multiplies the work by its
+ * number of alternatives; `x?` counts two). Lookarounds are atomic in
+ * JavaScript: the choices inside one do not multiply what follows it, but
+ * they multiply each other while it is tried, so its body obeys the same
+ * rules as a scope of its own.
  */
 export function backtracksBounded(tree: RegexNode): boolean {
   const cost: Cost = { unbounded: 0, nested: false, alternatives: 1 };
-  costOf(tree, false, cost);
-  return cost.unbounded <= 2 && !cost.nested && cost.alternatives <= MAX_ALTERNATIVES;
+  const outside = { ways: 1 };
+  costOf(tree, outside, cost);
+  const alternatives = Math.max(cost.alternatives, outside.ways);
+  return cost.unbounded <= 2 && !cost.nested && alternatives <= MAX_ALTERNATIVES;
 }
 
 /** A code unit (or a surrogate, moved to where {@link re2Input} puts it) as RE2 writes it. */

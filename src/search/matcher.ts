@@ -44,6 +44,13 @@ export function requiredLiteral(pattern: string): string | null {
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     let literal: string | null = null;
+    // A counted repetition's digits are no text to find: `x{1000}` requires no "1000".
+    const counted = c === "{" ? /^\{\d+(,\d*)?\}/.exec(pattern.slice(i, i + 24)) : null;
+    if (counted !== null) {
+      i += counted[0].length - 1;
+      close();
+      continue;
+    }
     if (c === "\\") {
       const next = pattern[i + 1];
       i++;

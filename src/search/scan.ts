@@ -8,6 +8,7 @@
 import type { LineMatcher } from "./matcher.ts";
 import { findByte, findByteBefore, findLiteral, haystack, holdsNul } from "./bytes.ts";
 import type { Haystack } from "./bytes.ts";
+import { setImmediate } from "node:timers";
 
 /** How far into a file a NUL byte marks it as binary. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -77,21 +78,57 @@ const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
 
 /**
+ * The least text matched between two pauses of a scan (see
+ * {@link scanSteps}), in bytes or characters, beyond the line that passes
+ * it. The regular expression engine takes time in proportion to the text
+ * times the pattern's program: a megabyte takes milliseconds under most
+ * patterns, and seconds under a costly one (`a(?:[ab]{500}){2}c` over text
+ * of `a`s and `b`s), so a file is matched a step at a time.
+ */
+export const SCAN_STEP = 4 * 1024;
+/** The most text matched between two pauses. */
+const MAX_SCAN_STEP = 1024 * 1024;
+/** The time a step aims at, in milliseconds: steps grow while shorter, and shrink while longer. */
+const STEP_MS = 8;
+
+/**
+ * How much text the next step of a scan matches: {@link SCAN_STEP} at first,
+ * then doubled after a step that took under half of {@link STEP_MS}, and
+ * halved after one that took over twice as long; pausing after each step is
+ * then cheap, however fast the pattern.
+ */
+class StepSize {
+  size = SCAN_STEP;
+  #started = performance.now();
+
+  /** Takes a step's end: sizes the next, which starts now. */
+  next(): void {
+    const now = performance.now();
+    const took = now - this.#started;
+    if (took < STEP_MS / 2) this.size = Math.min(this.size * 2, MAX_SCAN_STEP);
+    else if (took > STEP_MS * 2) this.size = Math.max(this.size / 2, SCAN_STEP);
+    this.#started = now;
+  }
+}
+
+/**
  * Matching lines of a file's bytes, from the first occurrence of the
  * pattern's required literal at `first`, visiting only the lines that hold
  * it: nothing else is decoded, and only those lines go through the regular
  * expression (none, when the pattern is the literal itself); at most one in
- * files_with_matches mode.
+ * files_with_matches mode. Pauses after each step of text.
  */
-function countLines(
+function* countLines(
   bytes: Uint8Array,
   text: Haystack,
   first: number,
   matcher: LineMatcher,
   mode: ScanMode,
-): number {
+): Generator<void, number, void> {
   const literal = matcher.literal!;
   let matches = 0;
+  const step = new StepSize();
+  let stepStart = first;
   for (let at = first; at !== -1;) {
     let end = findByte(text, NEWLINE, at);
     if (end === -1) end = bytes.length;
@@ -105,27 +142,38 @@ function countLines(
       if (mode === "files_with_matches") break;
     }
     at = end === bytes.length ? -1 : findLiteral(text, literal, end + 1);
+    if (at !== -1 && at - stepStart >= step.size) {
+      yield;
+      step.next();
+      stepStart = at;
+    }
   }
   return matches;
 }
 
-/** Scans a whole file's bytes. */
-export function scanBytes(
+/**
+ * Scans a whole file's bytes, a step at a time: the generator pauses (yields)
+ * after each step of text matched (at least {@link SCAN_STEP}, as much as
+ * takes a few milliseconds), so that its driver can stop
+ * it ({@link scanBytes}) or let other work run ({@link scanBytesPausing});
+ * it returns the result.
+ */
+export function* scanSteps(
   bytes: Uint8Array,
   matcher: LineMatcher,
   request: ScanRequest,
-): ScanResult {
+): Generator<void, ScanResult, void> {
   if (looksBinary(bytes)) return { skip: "binary", matches: 0, lines: [] };
   if (matcher.literal !== null) {
     const text = haystack(bytes);
     const first = findLiteral(text, matcher.literal, 0);
     if (first === -1) return NONE;
     if (request.mode !== "content") {
-      return { matches: countLines(bytes, text, first, matcher, request.mode), lines: [] };
+      const matches = yield* countLines(bytes, text, first, matcher, request.mode);
+      return { matches, lines: [] };
     }
   }
   const text = decoder.decode(bytes);
-  if (!matcher.mayMatch(text)) return NONE;
   const all = text.split("\n");
   if (all.length > 0 && all[all.length - 1] === "") all.pop();
   const lines: ScanLine[] = [];
@@ -135,21 +183,89 @@ export function scanBytes(
   const { literalText } = matcher;
   const hit = (line: string) =>
     (literalText === null || line.includes(literalText)) && matcher.matchesLine(line);
-  for (let i = 0; i < all.length; i++) {
-    if (!hit(all[i])) continue;
-    matches++;
-    if (mode === "files_with_matches") break;
-    if (mode !== "content") continue;
-    for (let c = Math.max(lastShown + 1, i - context); c < i; c++) {
-      lines.push({ line: c + 1, text: cutLine(all[c]), context: true });
+  // The lines go by in steps of whole lines; a step whose text the pattern cannot match (a
+  // multiline test of the step at once) is passed over without a test per line.
+  const step = new StepSize();
+  let stepStart = 0; // the first line of the step
+  let offset = 0; // where line `stepStart` starts in `text`
+  while (stepStart < all.length) {
+    let stepEnd = stepStart;
+    let end = offset;
+    while (stepEnd < all.length && end - offset < step.size) end += all[stepEnd++].length + 1;
+    const mayMatch = matcher.mayMatch(text.slice(offset, end - 1));
+    for (let i = mayMatch ? stepStart : stepEnd; i < stepEnd; i++) {
+      if (!hit(all[i])) continue;
+      matches++;
+      if (mode === "files_with_matches") return { matches, lines };
+      if (mode !== "content") continue;
+      for (let c = Math.max(lastShown + 1, i - context); c < i; c++) {
+        lines.push({ line: c + 1, text: cutLine(all[c]), context: true });
+      }
+      lines.push({ line: i + 1, text: cutLine(all[i]), context: false });
+      lastShown = i;
+      for (let c = i + 1; c <= Math.min(all.length - 1, i + context); c++) {
+        if (hit(all[c])) break;
+        lines.push({ line: c + 1, text: cutLine(all[c]), context: true });
+        lastShown = c;
+      }
     }
-    lines.push({ line: i + 1, text: cutLine(all[i]), context: false });
-    lastShown = i;
-    for (let c = i + 1; c <= Math.min(all.length - 1, i + context); c++) {
-      if (hit(all[c])) break;
-      lines.push({ line: c + 1, text: cutLine(all[c]), context: true });
-      lastShown = c;
+    [stepStart, offset] = [stepEnd, end];
+    if (stepStart < all.length) {
+      yield;
+      step.next();
     }
   }
   return { matches, lines };
+}
+
+/** Thrown by {@link scanBytes} when its search stopped during the scan. */
+export class ScanStopped extends Error {
+  /** The scan of a file stopped before its end. */
+  constructor() {
+    super("The search stopped during the scan of a file.");
+  }
+}
+
+/**
+ * Scans a whole file's bytes on this thread at once, asking `stopped`
+ * between steps; throws {@link ScanStopped} when it says the search has
+ * stopped (a search worker reads its job's stop flag there).
+ */
+export function scanBytes(
+  bytes: Uint8Array,
+  matcher: LineMatcher,
+  request: ScanRequest,
+  stopped: () => boolean = () => false,
+): ScanResult {
+  const steps = scanSteps(bytes, matcher, request);
+  for (let step = steps.next();; step = steps.next()) {
+    if (step.done) return step.value;
+    if (stopped()) throw new ScanStopped();
+  }
+}
+
+/** Resolves at the event loop's next turn, after the I/O and timers due (`setImmediate`). */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Scans a whole file's bytes on a thread that serves other work (the
+ * host's): between steps it awaits `pause` (the event loop's next turn), so
+ * that a large file under a costly pattern keeps the host serving, and
+ * throws the signal's reason once it has aborted.
+ */
+export async function scanBytesPausing(
+  bytes: Uint8Array,
+  matcher: LineMatcher,
+  request: ScanRequest,
+  signal: AbortSignal,
+  pause: () => Promise<void> = nextTurn,
+): Promise<ScanResult> {
+  const steps = scanSteps(bytes, matcher, request);
+  for (let step = steps.next();; step = steps.next()) {
+    if (step.done) return step.value;
+    await pause();
+    signal.throwIfAborted();
+  }
 }

@@ -18,7 +18,16 @@ import {
 } from "../permissions/classification_budget.ts";
 import { BoundedOutput } from "./shared/bounded_output.ts";
 import { ProgressRelay } from "./shared/progress.ts";
+import { tooLong } from "./shared/inputs.ts";
 import type { ProcessOutput } from "../backends/process.ts";
+
+/**
+ * Longest command, in UTF-8 bytes. The command reaches bash as one argument
+ * of `bash -c`, and Linux refuses an argument of 128 KiB or more, its
+ * terminating NUL included (MAX_ARG_STRLEN): a longer command could never
+ * start, so it is `invalid_input` before it is classified or asked about.
+ */
+export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 
 /** Default `timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -29,11 +38,32 @@ export const KEPT_BYTES: number = 16 * 1024;
 /** How long to wait for pipes to close once the processes are gone (one the sweep missed may hold them). */
 const PIPE_SETTLE_MS = 250;
 
+/** What to do instead of sending a command over {@link MAX_COMMAND_BYTES}. */
+const TOO_LONG_COMMAND = "bash cannot be started with a longer command; " +
+  "write the script to a file and run that file";
+
 const BashSchema = v.strictObject({
-  command: v.pipe(
-    v.string(),
-    v.minLength(1),
-    v.description("The command, run as `bash -c` in the working directory."),
+  // One issue for a command too long: its bytes are not counted once its characters are too many.
+  command: v.config(
+    v.pipe(
+      v.string(),
+      v.minLength(1),
+      // A string has at least as many UTF-8 bytes as characters: this bound is implied by the
+      // next, and is the one a JSON Schema can carry to the model.
+      v.maxLength(MAX_COMMAND_BYTES, tooLong(MAX_COMMAND_BYTES, TOO_LONG_COMMAND)),
+      v.maxBytes(
+        MAX_COMMAND_BYTES,
+        (issue) =>
+          `Invalid length: at most ${MAX_COMMAND_BYTES} bytes in UTF-8, not ${issue.received}; ` +
+          TOO_LONG_COMMAND,
+      ),
+      v.description(
+        "The command, run as `bash -c` in the working directory. " +
+          `At most ${MAX_COMMAND_BYTES} characters. (Counted in UTF-8 bytes: bash cannot be ` +
+          "started with a longer command.)",
+      ),
+    ),
+    { abortPipeEarly: true },
   ),
   timeout_ms: v.optional(
     v.pipe(
@@ -173,7 +203,9 @@ export const bashTool: Tool<BashInput, BashOutput, "bash"> = defineTool<
     "it started are ended too, including background, nohup, setsid and daemonized ones, so a server " +
     "started here does not keep running after the call. This is best effort without OS isolation: a " +
     "process that removes OPENWORK_CALL from its environment (unset, env -i) and detaches (setsid) " +
-    "escapes it, and is not reported. A command proven read-only runs without approval; one longer " +
+    "escapes it, and is not reported. A command is at most " +
+    `${MAX_COMMAND_BYTES} bytes (bash cannot be started with more; write a long script to a file). ` +
+    "A command proven read-only runs without approval; one longer " +
     `than ${MAX_CLASSIFIED_COMMAND_LENGTH} characters, or whose file operands would need more than ` +
     `${MAX_CLASSIFIER_LOOKUPS} file-system lookups to check (about one per path segment), is not ` +
     "checked and always needs approval.",

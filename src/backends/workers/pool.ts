@@ -237,7 +237,7 @@ export class SearchPool {
     } finally {
       stop();
       signal?.removeEventListener("abort", stop);
-      // Units already running stop before their next file, and are awaited.
+      // Units already running stop at their next file or scan step, and are awaited.
       const busy = () => [...running.values()].some((count) => count > 0) && failure === null;
       while (busy()) await new Promise<void>((resolve) => (wake = resolve));
       for (const slot of slots) {

@@ -13,10 +13,19 @@ import { globHere, scanHere, threadSearches, ThreadWalk } from "../thread_search
 import type { ThreadReads } from "../thread_search.ts";
 import { resultCount } from "../../search/scan.ts";
 import { sharedPool, treeStart } from "./pool.ts";
+import type { SearchPool } from "./pool.ts";
+import type { TreeHit } from "../filesystem.ts";
+import type { ScanRequest } from "../../search/scan.ts";
+import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { FilesJob, SegmentJob, StampJob } from "../../index/jobs.ts";
 
-/** Files scanned on the calling thread before a search goes on in the workers. */
-const FILES_HERE_FIRST = 64;
+/**
+ * Files scanned on the calling thread before a search goes on in the
+ * workers, and the largest scanned there: a larger file goes to the workers,
+ * with the rest of the walk, since a file's scan pauses only between lines
+ * and a long line under a costly pattern takes seconds.
+ */
+const HERE_FIRST = { files: 64, largestFile: 64 * 1024 };
 /** Entries walked on the calling thread before a glob goes on in the workers. */
 const ENTRIES_HERE_FIRST = 256;
 
@@ -39,6 +48,35 @@ async function* fromWorkers<T>(
   } catch (error) {
     if (started || signal.aborted) throw error;
     return false;
+  }
+}
+
+/**
+ * Scans one file in a worker, which stops when `signal` aborts (the abort is
+ * thrown); `null` when the workers cannot run it, for the caller to scan it.
+ */
+async function scanInWorker(
+  pool: SearchPool,
+  routes: readonly string[],
+  file: CheckedPath,
+  request: ScanRequest,
+  signal: AbortSignal,
+): Promise<TreeHit[] | null> {
+  const flags = new SharedArrayBuffer(4);
+  const stop = () => Atomics.store(new Int32Array(flags), 0, 1);
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    const files = [unwrapCheckedPath(file)];
+    const answer = await pool.run<FilesJob>({ kind: "files", routes, files, request, flags });
+    signal.throwIfAborted();
+    if (answer.error !== undefined) return null;
+    const result = answer.results[0] ?? null;
+    return result === null ? [] : [{ display: file.display, result }];
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return null;
+  } finally {
+    signal.removeEventListener("abort", stop);
   }
 }
 
@@ -74,14 +112,28 @@ export function workerSearches(
       // A large search goes on in the workers: they start while this one begins.
       if (here.isTree) pool.warm();
       let found = 0;
-      for await (const hits of scanHere(filesystem, here, search, signal, FILES_HERE_FIRST)) {
+      for await (const hits of scanHere(filesystem, here, search, signal, HERE_FIRST)) {
         for (const hit of hits) found += resultCount(hit.result, search.request.mode);
         yield hits;
       }
       if (here.done) return;
-      const rest = { ...search, limit: (search.limit ?? Number.MAX_SAFE_INTEGER) - found };
-      const workers = pool.searchTree(treeStart(start, await routes()), rest, here.last!, signal);
-      if (yield* fromWorkers(workers, signal)) return;
+      if (!here.isTree) {
+        // A file searched alone, too large to scan here.
+        const hits = await scanInWorker(pool, await routes(), start, search.request, signal);
+        if (hits !== null) {
+          if (hits.length > 0) yield hits;
+          return;
+        }
+      } else {
+        const rest = { ...search, limit: (search.limit ?? Number.MAX_SAFE_INTEGER) - found };
+        const workers = pool.searchTree(
+          treeStart(start, await routes()),
+          rest,
+          here.last ?? undefined,
+          signal,
+        );
+        if (yield* fromWorkers(workers, signal)) return;
+      }
       yield* scanHere(filesystem, here, search, signal);
     },
     async *globTree(start, glob, signal = new AbortController().signal) {

@@ -125,7 +125,7 @@ class UnitWalk {
     readonly spec: TreeSpec,
     readonly unit: TreeUnit,
     io: WalkSyncIO<string>,
-    readonly scan: (real: string, request: ScanRequest) => ScanResult,
+    readonly scan: (real: string, request: ScanRequest, stopped: () => boolean) => ScanResult,
     readonly send: (answer: UnitAnswer) => void,
   ) {
     this.flags = new Int32Array(spec.flags);
@@ -221,7 +221,8 @@ class UnitWalk {
       if (!this.accept(entry.display)) continue;
       // A worker that waits gets work as soon as there is some, not at the next directory.
       this.handOn();
-      const result = this.scan(entry.path, request!);
+      // A stop during a long file's scan takes effect there, not at the next file.
+      const result = this.scan(entry.path, request!, () => this.stopped());
       if (result.matches > 0 || result.skip !== undefined) this.take(entry.display, result);
       else if (++this.quiet === QUIET_FILES) {
         this.quiet = 0;
@@ -451,7 +452,7 @@ export function workerWalkIO(
 export function runUnit(
   job: UnitJob,
   io: WalkSyncIO<string>,
-  scan: (real: string, request: ScanRequest) => ScanResult,
+  scan: (real: string, request: ScanRequest, stopped: () => boolean) => ScanResult,
   send: (answer: UnitAnswer) => void,
 ): void {
   const walk = new UnitWalk(job.spec, job.unit, io, scan, send);

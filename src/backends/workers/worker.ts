@@ -13,7 +13,7 @@ import { Routes } from "../descriptor_route.ts";
 import type { WalkSyncIO } from "../../search/walk.ts";
 import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
-import { BINARY_SNIFF_BYTES, looksBinary, scanBytes } from "../../search/scan.ts";
+import { BINARY_SNIFF_BYTES, looksBinary, scanBytes, ScanStopped } from "../../search/scan.ts";
 import { SimdSearch } from "../../search/simd.ts";
 import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
 import type { ByteLiteral } from "../../search/bytes.ts";
@@ -117,11 +117,13 @@ function readWhole(fd: number, size: number, maxBytes: number): Uint8Array | nul
   }
 }
 
+/** Scans one file; throws {@link ScanStopped} when `stopped` says its search stopped during it. */
 function scanOne(
   directories: VerifiedDirectories,
   path: string,
   matcher: LineMatcher,
   request: ScanRequest,
+  stopped: () => boolean,
 ): ScanResult {
   // Opened inside its verified directory: a link put in its place, or in a directory's, is not
   // followed.
@@ -139,7 +141,7 @@ function scanOne(
         if (!headHolds(read, literal)) return NO_MATCH;
         if (matcher.exact && request.mode === "files_with_matches") return MATCHED;
       }
-      return scanBytes(head.subarray(0, read), matcher, request);
+      return scanBytes(head.subarray(0, read), matcher, request, stopped);
     }
     const stats = fstatSync(fd);
     if (!stats.isFile()) return UNREADABLE;
@@ -150,8 +152,9 @@ function scanOne(
       return NO_MATCH;
     }
     const bytes = readWhole(fd, stats.size, request.maxBytes);
-    return bytes === null ? TOO_LARGE : scanBytes(bytes, matcher, request);
-  } catch {
+    return bytes === null ? TOO_LARGE : scanBytes(bytes, matcher, request, stopped);
+  } catch (error) {
+    if (error instanceof ScanStopped) throw error;
     return UNREADABLE;
   } finally {
     closeSync(fd);
@@ -242,10 +245,16 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
   const flag = new Int32Array(job.flags);
   const matcher = matcherFor(job.request);
   const results: (ScanResult | null)[] = [];
-  for (const file of job.files) {
-    if (Atomics.load(flag, 0) !== 0) break;
-    const result = scanOne(directories, file, matcher, job.request);
-    results.push(result.matches > 0 || result.skip !== undefined ? result : null);
+  const stopped = () => Atomics.load(flag, 0) !== 0;
+  try {
+    for (const file of job.files) {
+      if (stopped()) break;
+      const result = scanOne(directories, file, matcher, job.request, stopped);
+      results.push(result.matches > 0 || result.skip !== undefined ? result : null);
+    }
+  } catch (error) {
+    // Stopped during a file: the files scanned whole are answered.
+    if (!(error instanceof ScanStopped)) throw error;
   }
   return { id: job.id, results };
 }
@@ -296,7 +305,8 @@ export function serveSearches(list: ListSync): void {
       runUnit(
         job,
         io,
-        (path, request) => scanOne(directories, path, matcherFor(request), request),
+        (path, request, stopped) =>
+          scanOne(directories, path, matcherFor(request), request, stopped),
         (answer) => parentPort!.postMessage(answer),
       );
     } finally {
