@@ -8,8 +8,10 @@ import {
   type FileChangeArtifact,
   finalizeToolset,
   type ReadOutput,
+  type ToolResult,
   undoFileChanges,
 } from "../mod.ts";
+import { realpath, rename } from "node:fs/promises";
 import { MAX_TEXT_BYTES } from "../src/artifacts/file_change.ts";
 import { type BackendFixture, backendFixtures, memorySession, workspace } from "./helpers.ts";
 
@@ -138,6 +140,79 @@ for (const fixture of fixtures) {
       await ws.cleanup();
     }
   });
+
+  test(
+    `工具语义 (${name}): an edit that arrives while another commits waits for it, and does not find the file missing`,
+    {
+      skip: name === "memory" && "the file is moved aside on disk, as the disk backends commit",
+    },
+    async () => {
+      // The first edit's commit moves the file aside (as the disk backends' compare-and-swap does
+      // for an instant); the second edit looks the path up in that moment, then the commit goes on.
+      let aside: { file: string; moved: string } | null = null;
+      let lookedUp = () => {};
+      const secondLooked = new Promise<void>((resolve) => (lookedUp = resolve));
+      let second: Promise<ToolResult> | null = null;
+      let startSecond = (): Promise<ToolResult> => Promise.reject(new Error("not started"));
+      const holding: BackendFixture = {
+        ...fixture,
+        async make(layout) {
+          const made = await fixture.make(layout);
+          const inner = made.filesystem;
+          const file = `${await realpath(made.root)}/many.txt`;
+          const filesystem = new Proxy(inner, {
+            get(target, key) {
+              const value = Reflect.get(target, key);
+              if (typeof value !== "function") return value;
+              if (key === "writeFileAtomic") {
+                return async (...args: unknown[]) => {
+                  if (second === null) {
+                    aside = { file, moved: `${file}.aside` };
+                    await rename(aside.file, aside.moved);
+                    second = startSecond();
+                    await secondLooked;
+                    await rename(aside.moved, aside.file);
+                    aside = null;
+                  }
+                  return await value.apply(target, args);
+                };
+              }
+              // The resolver's last look at a missing name is its lstat: once that has answered,
+              // the second edit has seen the moment (and, unlocked, found no file).
+              if (key === "lstat") {
+                return async (...args: unknown[]) => {
+                  const looking = aside !== null && args[0] === aside.file;
+                  try {
+                    return await value.apply(target, args);
+                  } finally {
+                    if (looking) lookedUp();
+                  }
+                };
+              }
+              return value.bind(target);
+            },
+          });
+          return { ...made, filesystem };
+        },
+      };
+      const ws = await workspace(holding, { "many.txt": lines(3, "item") });
+      try {
+        const edit = (n: number) =>
+          ws.call("edit", { path: "many.txt", old_text: `item ${n}\n`, new_text: `done ${n}\n` });
+        startSecond = () => edit(2);
+        const first = await edit(1);
+        assert.equal(first.ok, true, first.output);
+        const late = await second!;
+        assert.equal(late.ok, true, late.output);
+        assert.equal(
+          await fixture.readText(ws.filesystem, `${ws.root}/many.txt`),
+          "done 1\ndone 2\nitem 3\n",
+        );
+      } finally {
+        await ws.cleanup();
+      }
+    },
+  );
 
   test(`工具语义 (${name}): 50 concurrent edits of distinct lines of one file all land`, async () => {
     const ws = await workspace(fixture, { "many.txt": lines(50, "item") });

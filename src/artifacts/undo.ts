@@ -53,8 +53,11 @@ async function undoOne(
   const base = { changeId: change.changeId, path: change.path };
   if (change.undone) return { ...base, status: "already_undone" };
   try {
-    const path = await session.resolvePath(change.path, "write", "may_create");
-    return await withPathLock(path, async () => {
+    const located = await session.resolvePath(change.path, "write", "may_create");
+    return await withPathLock(located, async () => {
+      // Resolved again under the lock: whether the file exists is not read in the moment of
+      // another call's commit, which moves the file aside while it puts its version in place.
+      const path = await session.resolvePath(change.path, "write", "may_create");
       // A file that is gone is a conflict; any other failure to read it is reported as it is.
       const current = path.existed
         ? await session.filesystem.readFile(path, { maxBytes: MAX_TEXT_BYTES + 1 }).catch(

@@ -85,7 +85,7 @@ const decoder = new TextDecoder();
  * patterns, and seconds under a costly one (`a(?:[ab]{500}){2}c` over text
  * of `a`s and `b`s), so a file is matched a step at a time.
  */
-export const SCAN_STEP = 4 * 1024;
+export const SCAN_STEP: number = 4 * 1024;
 /** The most text matched between two pauses. */
 const MAX_SCAN_STEP = 1024 * 1024;
 /** The time a step aims at, in milliseconds: steps grow while shorter, and shrink while longer. */

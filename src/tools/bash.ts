@@ -27,7 +27,7 @@ import type { ProcessOutput } from "../backends/process.ts";
  * terminating NUL included (MAX_ARG_STRLEN): a longer command could never
  * start, so it is `invalid_input` before it is classified or asked about.
  */
-export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
+export const MAX_COMMAND_BYTES: number = 128 * 1024 - 1;
 
 /** Default `timeout_ms`. */
 export const DEFAULT_TIMEOUT_MS = 120_000;

@@ -85,8 +85,11 @@ export const writeTool: Tool<WriteInput, WriteOutput, "write"> = defineTool<
     if (bytes > MAX_TEXT_BYTES) {
       throw new ToolError("too_large", `content has ${bytes} bytes; write takes at most 1 MiB.`);
     }
-    const path = await session.resolvePath(input.path, "write", "may_create");
-    return await withPathLock(path, async () => {
+    const located = await session.resolvePath(input.path, "write", "may_create");
+    return await withPathLock(located, async () => {
+      // Resolved again under the lock: whether the file exists is not read in the moment of
+      // another call's commit, which moves the file aside while it puts its version in place.
+      const path = await session.resolvePath(input.path, "write", "may_create");
       let before: string | null = null;
       let read: Uint8Array | null = null;
       if (path.existed) {

@@ -105,7 +105,13 @@ export const editTool: Tool<EditInput, EditOutput, "edit"> = defineTool<
   output: EditOutputSchema,
   async effects(input, session) {
     const intent = input.old_text === "" ? "may_create" : "must_exist";
-    const path = await session.resolvePath(input.path, "write", intent);
+    // Looked up between other calls' commits to the same file, each of which moves it aside for
+    // an instant: the lock is waited for, not held past the lookup.
+    const located = await session.resolvePath(input.path, "write", "may_create");
+    const path = await withPathLock(
+      located,
+      () => session.resolvePath(input.path, "write", intent),
+    );
     return [{ kind: "write", path: path.display, root: path.rootKind }];
   },
   async execute(input, session) {
@@ -115,9 +121,13 @@ export const editTool: Tool<EditInput, EditOutput, "edit"> = defineTool<
         "old_text and new_text are the same; the edit would change nothing.",
       );
     }
+    // The lock is taken on where the path leads, and the path resolved again under it: what it
+    // finds (whether the file exists) is not a moment of another call's commit, which moves the
+    // file aside while it puts the new version in place.
+    const located = await session.resolvePath(input.path, "write", "may_create");
     if (input.old_text === "") {
-      const path = await session.resolvePath(input.path, "write", "may_create");
-      return await withPathLock(path, async () => {
+      return await withPathLock(located, async () => {
+        const path = await session.resolvePath(input.path, "write", "may_create");
         if (path.existed) {
           throw new ToolError(
             "already_exists",
@@ -137,8 +147,8 @@ export const editTool: Tool<EditInput, EditOutput, "edit"> = defineTool<
         };
       });
     }
-    const path = await session.resolvePath(input.path, "write", "must_exist");
-    return await withPathLock(path, async () => {
+    return await withPathLock(located, async () => {
+      const path = await session.resolvePath(input.path, "write", "must_exist");
       const { text: before, bytes: read } = await readReplaceableText(session, path);
       // A CRLF file is matched and edited in CRLF, whatever line ends the model sent.
       const crlf = before.includes("\r\n") && !input.old_text.includes("\r");
