@@ -125,6 +125,29 @@ test(
 );
 
 test(
+  "路径安全 (Deno host): a host's descriptor link is refused when the process cannot tell whose it is (no --allow-sys=uid)",
+  { skip: !underDeno && "runs a Deno host" },
+  async () => {
+    const dir = await layout();
+    try {
+      const { root } = dir;
+      const link = join(dir.path, "fd");
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        descriptorLink: link,
+      }).filter((flag) => flag !== "--allow-sys=uid");
+      // A link that reads /proc/self/fd, but whose owner this process cannot compare with itself.
+      await sh('ln -s /proc/self/fd "$1"', link);
+      const found = await host(flags, root, "start", link);
+      assert.equal(found.started, false, JSON.stringify(found));
+      assert.match(found.error!, /cannot tell its user id/);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
   "路径安全 (Deno host): a link to elsewhere in the place of the descriptor link is refused, before the session starts and when it is put there during the session",
   { skip: !underDeno && "runs a Deno host" },
   async () => {

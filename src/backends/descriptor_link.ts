@@ -99,7 +99,14 @@ export function verifyLink(path: string): VerifiedLink {
     throw new LinkProblem(`${path} is not a symbolic link but a ${kindName(info)}`);
   }
   const uid = processUid();
-  if (uid !== null && info.uid !== uid) {
+  // Whose link it is must be known: another user's link could be swapped between check and use.
+  if (uid === null) {
+    throw new LinkProblem(
+      `${path} cannot be checked as this user's: the process cannot tell its user id (under ` +
+        `Deno it needs --allow-sys=uid)`,
+    );
+  }
+  if (info.uid !== uid) {
     throw new LinkProblem(`${path} belongs to user ${info.uid}, not to this user (${uid})`);
   }
   const text = readlinkSync(path);
