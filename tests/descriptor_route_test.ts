@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import process from "node:process";
 import type { AsyncFileSystem } from "../mod.ts";
 import { sh, tempDir, underDeno, workspace } from "./helpers.ts";
 import type { BackendFixture } from "./helpers.ts";
@@ -148,6 +149,41 @@ test(
 );
 
 test(
+  "路径安全 (Deno host): another user's entry in the place of the descriptor link is refused, with advice this user can follow",
+  {
+    skip: (!underDeno && "runs a Deno host") ||
+      (process.getuid?.() !== 0 && "gives an entry to another user (needs root)"),
+  },
+  async () => {
+    const dir = await layout();
+    try {
+      const { root } = dir;
+      const link = join(dir.path, "fd");
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        descriptorLink: link,
+      });
+      // Another user's link to the right place, then another user's directory: in a shared
+      // sticky directory, neither could be removed by this user.
+      await sh('ln -s /proc/self/fd "$1" && chown -h 65534 "$1"', link);
+      const link65534 = await host(flags, root, "start", link);
+      assert.equal(link65534.started, false, JSON.stringify(link65534));
+      assert.match(link65534.error!, new RegExp(`${link} belongs to user 65534`));
+      assert.match(link65534.error!, /pass another descriptorLink/);
+      assert.doesNotMatch(link65534.error!, /remove it/);
+      await fs.rm(link);
+      await sh('mkdir "$1" && chown 65534 "$1"', link);
+      const directory = await host(flags, root, "start", link);
+      assert.equal(directory.started, false, JSON.stringify(directory));
+      assert.match(directory.error!, /is not a symbolic link but a directory/);
+      assert.match(directory.error!, /pass another descriptorLink/);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
   "路径安全 (Deno host): a link to elsewhere in the place of the descriptor link is refused, before the session starts and when it is put there during the session",
   { skip: !underDeno && "runs a Deno host" },
   async () => {
@@ -165,6 +201,8 @@ test(
       const found = await host(flags, root, "start", link);
       assert.equal(found.started, false, JSON.stringify(found));
       assert.match(found.error!, new RegExp(`${link} leads to "${outside}", not to /proc/self/fd`));
+      // This user's own entry: removing it is the remedy.
+      assert.match(found.error!, /remove it, and the backend makes the link anew/);
       assert.equal(found.ready?.[0], "backend_failure");
       await fs.rm(link);
 

@@ -55,11 +55,23 @@ export function defaultDescriptorLink(): string | null {
 
 /** Why a path is not a link a backend may name its descriptors through. */
 export class LinkProblem extends Error {
-  /** The problem, in words that complete "the link …". */
-  constructor(readonly reason: string) {
-    super(reason);
+  /**
+   * `reason`: the problem, in words that complete "the link …"; `advice`:
+   * what the user can do about it.
+   */
+  constructor(readonly reason: string, readonly advice: string) {
+    super(`${reason}; ${advice}`);
     this.name = "LinkProblem";
   }
+}
+
+/** What to do about a path that is not the link: its owner can remove it; anyone else cannot. */
+function adviceFor(ownedBySelf: boolean): string {
+  return ownedBySelf
+    ? "remove it, and the backend makes the link anew"
+    : "it cannot be removed by this user (another user's entry in a shared directory): pass " +
+      "another descriptorLink, in a directory only this user may write, to denoPermissionFlags " +
+      "and createDenoFileSystem";
 }
 
 /** What identifies a verified link: any change to it, or another object in its place, differs. */
@@ -95,23 +107,27 @@ export interface VerifiedLink {
  */
 export function verifyLink(path: string): VerifiedLink {
   const info = lstatSync(path);
-  if (!info.isSymbolicLink()) {
-    throw new LinkProblem(`${path} is not a symbolic link but a ${kindName(info)}`);
-  }
   const uid = processUid();
   // Whose link it is must be known: another user's link could be swapped between check and use.
   if (uid === null) {
     throw new LinkProblem(
-      `${path} cannot be checked as this user's: the process cannot tell its user id (under ` +
-        `Deno it needs --allow-sys=uid)`,
+      `${path} cannot be checked as this user's: the process cannot tell its user id`,
+      "run Deno with --allow-sys=uid (denoPermissionFlags grants it)",
     );
   }
+  const advice = adviceFor(info.uid === uid);
+  if (!info.isSymbolicLink()) {
+    throw new LinkProblem(`${path} is not a symbolic link but a ${kindName(info)}`, advice);
+  }
   if (info.uid !== uid) {
-    throw new LinkProblem(`${path} belongs to user ${info.uid}, not to this user (${uid})`);
+    throw new LinkProblem(`${path} belongs to user ${info.uid}, not to this user (${uid})`, advice);
   }
   const text = readlinkSync(path);
   if (text !== PROC_SELF_FD) {
-    throw new LinkProblem(`${path} leads to ${JSON.stringify(text)}, not to ${PROC_SELF_FD}`);
+    throw new LinkProblem(
+      `${path} leads to ${JSON.stringify(text)}, not to ${PROC_SELF_FD}`,
+      advice,
+    );
   }
   const pin = pinOf(info);
   return { path, pin, settledAt: Math.floor(pin.ctimeMs / 1000) * 1000 + 1050 };

@@ -80,7 +80,7 @@ function kernelRouteWorks(grants: NonNullable<RouteSettings["grants"]>): boolean
 function unusable(error: unknown, link: string): ToolError {
   if (error instanceof LinkProblem) {
     return routeMissing(
-      `${error.reason}; remove it, and the backend makes the link anew`,
+      error.message,
       "backend_failure",
     );
   }
