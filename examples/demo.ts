@@ -2,7 +2,11 @@
  * A short host: a session on the current directory, the seven tools, and a
  * few calls printed as the model would see them.
  *
- * Run: deno task demo
+ * Run: deno task demo. Its flags are narrower than the ones
+ * `denoPermissionFlags` gives this directory: read of the repository (its
+ * sources too, for the search workers) and of the descriptor link, write of
+ * the link only (the demo writes nothing and builds no index), and the whole
+ * environment (a task cannot name `HOST_VARIABLES` without a copy of it).
  */
 import { createSession, finalizeToolset } from "../mod.ts";
 

@@ -142,9 +142,12 @@ function npmDependency(specifier: string): [string, string] | null {
 const DENO_ONLY = [
   "src/backends/deno/",
   "src/backends/defaults/deno.ts",
+  "tests/fixtures/flags_host.ts",
   "tests/fixtures/guard_agent.ts",
+  "tests/fixtures/outside_host.ts",
   "tests/fixtures/race_agent.ts",
   "tests/fixtures/route_agent.ts",
+  "tests/fixtures/terminal_agent.ts",
 ];
 /** What `#default-backends` is in the npm package (deno.json maps it to the Deno defaults). */
 const imports = { "#default-backends": "./src/backends/defaults/node.js" };

@@ -11,6 +11,7 @@ export interface DenoEntry {
     workingDirectory: string;
     skillRoot?: string | null;
     descriptorLink?: string;
+    environment?: Readonly<Record<string, string>>;
   }): string[];
   createDenoFileSystem(options?: DiskFileSystemOptions): unknown;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import process from "node:process";
+import { HOST_VARIABLES } from "./host_variables.ts";
 
 /**
  * Whether the code runs under Deno. Deno names itself in Node's
@@ -22,17 +23,77 @@ export function moduleBeside(base: string, name: string): URL {
   return new URL(`./${name}${extension}`, base);
 }
 
-/** The host's environment, or a minimal one where the runtime refuses to read it. */
+/**
+ * The host's environment, as much of it as the runtime lets the code read
+ * without asking: all of it, or, where Deno grants only named variables
+ * (`--allow-env=<names>`, as `denoPermissionFlags` does), each of
+ * {@link HOST_VARIABLES} it grants, read one by one (Deno refuses to list
+ * the environment then). `PATH` is the system default where it is not read.
+ *
+ * @example
+ * ```ts
+ * import { hostEnvironment } from "./checks.ts";
+ *
+ * console.log(hostEnvironment().PATH !== undefined); // true
+ * ```
+ */
 export function hostEnvironment(): Record<string, string> {
-  try {
-    const environment: Record<string, string> = {};
-    for (const [key, value] of Object.entries(process.env)) {
-      if (value !== undefined) environment[key] = value;
+  const environment: Record<string, string> = {};
+  const whole = permissionState({ name: "env" });
+  if (whole === null || whole === "granted") {
+    try {
+      for (const [key, value] of Object.entries(process.env)) {
+        if (value !== undefined) environment[key] = value;
+      }
+      return environment;
+    } catch {
+      // Refused after all: read by name below.
     }
-    return environment;
+  }
+  for (const name of HOST_VARIABLES) {
+    // Asked first: reading a variable Deno does not grant would prompt on a terminal.
+    const state = permissionState({ name: "env", variable: name });
+    if (state !== null && state !== "granted") continue;
+    try {
+      const value = process.env[name];
+      if (value !== undefined) environment[name] = value;
+    } catch {
+      // Not granted after all.
+    }
+  }
+  environment.PATH ??= "/usr/local/bin:/usr/bin:/bin";
+  return environment;
+}
+
+/** A permission as Deno's `Deno.permissions.querySync` takes it (a subset). */
+export type PermissionQuery =
+  | { readonly name: "env"; readonly variable?: string }
+  | { readonly name: "read"; readonly path: string }
+  | { readonly name: "sys"; readonly kind: "uid" };
+
+/**
+ * Whether Deno grants a permission now, without asking (`"granted"`,
+ * `"prompt"` or `"denied"`); `null` on a runtime with no permissions (Node),
+ * where everything the process may do is allowed. Code that would otherwise
+ * make Deno ask on a terminal checks this first.
+ *
+ * @example
+ * ```ts
+ * import { permissionState } from "./checks.ts";
+ *
+ * const state = permissionState({ name: "read", path: "/etc/hostname" });
+ * console.log(state === null || state === "granted" ? "may read" : "would be refused");
+ * ```
+ */
+export function permissionState(query: PermissionQuery): "granted" | "prompt" | "denied" | null {
+  const permissions = (globalThis as {
+    Deno?: { permissions?: { querySync?(query: PermissionQuery): { state: string } } };
+  }).Deno?.permissions;
+  if (!isDeno || permissions?.querySync === undefined) return null;
+  try {
+    return permissions.querySync(query).state as "granted" | "prompt" | "denied";
   } catch {
-    // Deno without --allow-env throws on reading the environment.
-    return { PATH: "/usr/local/bin:/usr/bin:/bin" };
+    return "denied";
   }
 }
 
@@ -41,6 +102,8 @@ export function hostEnvironment(): Record<string, string> {
  * without `--allow-sys=uid`) or has none (Windows).
  */
 export function processUid(): number | null {
+  const state = permissionState({ name: "sys", kind: "uid" });
+  if (state !== null && state !== "granted") return null; // asking would prompt on a terminal
   try {
     return process.getuid?.() ?? null;
   } catch {

@@ -9,6 +9,7 @@
 import process from "node:process";
 import { statSync } from "node:fs";
 import { posix } from "node:path";
+import { permissionState } from "./checks.ts";
 
 /** What the platform check looks at. */
 export interface PlatformFacts {
@@ -81,6 +82,11 @@ function findBash(environment: Readonly<Record<string, string>>): PlatformFacts[
   for (const directory of searchPath(environment)) {
     if (!directory.startsWith("/")) {
       unreadable = true; // a relative entry depends on the directory a process starts in
+      continue;
+    }
+    const state = permissionState({ name: "read", path: posix.join(directory, "bash") });
+    if (state !== null && state !== "granted") {
+      unreadable = true; // Deno refuses to look there, or would ask on a terminal
       continue;
     }
     try {

@@ -12,26 +12,69 @@
 /** Reads a small text file by its absolute path; `null` when it cannot be read. */
 export type ReadHostText = (path: string) => Promise<string | null>;
 
+/** {@link ReadHostText}, at once. */
+export type ReadHostTextSync = (path: string) => string | null;
+
 /** The text of the user's global excludes file, or `null` when there is none. */
 export async function readUserExcludes(
   environment: Readonly<Record<string, string>>,
   read: ReadHostText,
 ): Promise<string | null> {
+  const lookup = excludesLookup(environment);
+  let step = lookup.next(null);
+  while (!step.done) step = lookup.next(await read(step.value));
+  return step.value;
+}
+
+/**
+ * Every file {@link readUserExcludes} reads, found with `read` as it finds
+ * them: the config files, and the excludes file they name, or git's default
+ * one. A host grants the session read of these (Deno's `--allow-read`).
+ *
+ * @example
+ * ```ts
+ * import { userExcludesPaths } from "./git_config.ts";
+ *
+ * console.log(userExcludesPaths({ HOME: "/home/ann" }, () => null));
+ * // ["/home/ann/.gitconfig", "/home/ann/.config/git/config", "/home/ann/.config/git/ignore"]
+ * ```
+ */
+export function userExcludesPaths(
+  environment: Readonly<Record<string, string>>,
+  read: ReadHostTextSync,
+): string[] {
+  const paths: string[] = [];
+  const lookup = excludesLookup(environment);
+  let step = lookup.next(null);
+  while (!step.done) {
+    paths.push(step.value);
+    step = lookup.next(read(step.value));
+  }
+  return paths;
+}
+
+/**
+ * The lookup both drivers run: it yields each path it reads, is given back
+ * its text (`null` when unreadable), and returns the excludes file's text.
+ */
+function* excludesLookup(
+  environment: Readonly<Record<string, string>>,
+): Generator<string, string | null, string | null> {
   const home = environment.HOME || null;
   const configHome = environment.XDG_CONFIG_HOME || (home === null ? null : `${home}/.config`);
   // git reads the XDG file first and ~/.gitconfig after it: the later setting wins.
   const configs = [home && `${home}/.gitconfig`, configHome && `${configHome}/git/config`];
   for (const config of configs) {
     if (config === null) continue;
-    const text = await read(config);
+    const text = yield config;
     const path = text === null ? null : excludesFileOf(text);
     if (path === null) continue;
     const expanded = path === "~" || path.startsWith("~/")
       ? (home === null ? null : home + path.slice(1))
       : path;
-    return expanded?.startsWith("/") ? await read(expanded) : null;
+    return expanded?.startsWith("/") ? yield expanded : null;
   }
-  return configHome === null ? null : await read(`${configHome}/git/ignore`);
+  return configHome === null ? null : yield `${configHome}/git/ignore`;
 }
 
 /** A config file's last `core.excludesFile` value, or `null` when it sets none. */

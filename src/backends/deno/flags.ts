@@ -5,6 +5,9 @@
  * @module
  */
 import { defaultDescriptorLink } from "../descriptor_link.ts";
+import { hostGitExcludesPaths } from "../host_text.ts";
+import { hostEnvironment } from "../../runtime/checks.ts";
+import { HOST_VARIABLES } from "../../runtime/host_variables.ts";
 import { indexPermissionPaths } from "./index_permissions.ts";
 
 /** What {@link denoPermissionFlags} needs to know. */
@@ -22,6 +25,14 @@ export interface DenoFlagOptions {
    * makes the link itself if it is missing.
    */
   readonly descriptorLink?: string;
+  /**
+   * The environment the session will run in, where the user's git
+   * configuration is found (`HOME`, `XDG_CONFIG_HOME`). Default: this
+   * process's, as much of it as the runtime lets it read without asking
+   * (under Deno without `--allow-env`, none: the flags then grant no git
+   * configuration, and the session walks without the user's excludes).
+   */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -31,7 +42,21 @@ export interface DenoFlagOptions {
  * link's default name holds it), read of this package's own sources (the
  * search workers' modules), read and write of the search index's fence
  * home (a directory of `/tmp` named for the working directory: give its
- * real path), and `--no-prompt`.
+ * real path), the environment variables of `HOST_VARIABLES` by name (`PATH`,
+ * `HOME`, `USER`, `LANG`, `LC_*`, `TERM`, `TZ`, `TMPDIR`, the XDG base
+ * directories…: what `bash` needs, no token), read of the user's git
+ * configuration that the walk reads for `core.excludesFile`, and
+ * `--no-prompt`.
+ *
+ * The git configuration is found as the session finds it, from
+ * `options.environment` (default: this process's): `~/.gitconfig`,
+ * `$XDG_CONFIG_HOME/git/config`, and the excludes file the first of them
+ * that sets `core.excludesFile` names (else `$XDG_CONFIG_HOME/git/ignore`),
+ * as far as this process can read them now. Deno checks a path as written,
+ * so a dotfile that is a link is read where it leads. A path this process
+ * cannot tell (no `HOME`, an unreadable config) is left out, quietly: the
+ * session then walks without those excludes. Nothing here makes Deno ask:
+ * what this process is not granted, it does not read.
  *
  * Deno checks read and write flags against a path as written, without
  * following the links on it: a link inside a granted directory leads Deno
@@ -55,9 +80,10 @@ export interface DenoFlagOptions {
  * ```ts
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
- * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src",
+ * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src,
+ * //    /home/ann/.gitconfig,…",
  * //  "--allow-write=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
- * //  "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
+ * //  "--allow-env=PATH,HOME,USER,…", "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
  * ```
  */
 export function denoPermissionFlags(options: DenoFlagOptions): string[] {
@@ -80,9 +106,13 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   const index = indexPermissionPaths(options.workingDirectory);
   readable.push(...index.read);
   writable.push(...index.write);
+  // A path with a comma would split the flag's list: such a file goes unread.
+  const git = hostGitExcludesPaths(options.environment ?? hostEnvironment());
+  readable.push(...git.filter((path) => path.startsWith("/") && !path.includes(",")));
   return [
     `--allow-read=${readable.join(",")}`,
     `--allow-write=${writable.join(",")}`,
+    `--allow-env=${HOST_VARIABLES.join(",")}`,
     `--allow-run=${options.shell ?? "bash"}`,
     "--allow-sys=uid",
     "--no-prompt",

@@ -23,6 +23,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { temporaryFenceDirectory } from "../../index/watch.ts";
+import { permissionState } from "../../runtime/checks.ts";
 
 /**
  * Where the fence directories of a session's search index go when the OS
@@ -82,8 +83,13 @@ export function packageSources(): string | null {
   return folder.protocol === "file:" ? fileURLToPath(folder).replace(/\/$/, "") : null;
 }
 
-/** A path's real path, or its absolute form where it cannot be resolved (here). */
+/**
+ * A path's real path, or its absolute form where it cannot be resolved here
+ * (or Deno does not grant reading it: asking would prompt on a terminal).
+ */
 function realOrResolved(path: string): string {
+  const state = permissionState({ name: "read", path: resolve(path) });
+  if (state !== null && state !== "granted") return resolve(path);
   try {
     return realpathSync(resolve(path));
   } catch {

@@ -1,0 +1,332 @@
+/**
+ * A Deno host run the documented way — a child `deno run` under exactly the
+ * flags of `denoPermissionFlags`, with nothing else set up — gets what a
+ * Node host gets: the environment bash needs, the user's git excludes, no
+ * permission prompt on a terminal, and the package imported by name from a
+ * module outside the repository.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { createSession, finalizeToolset } from "../mod.ts";
+import { symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
+import { denoEntry } from "./deno_host.ts";
+
+/** A byte stream of the child, as much of Deno's `ReadableStream` as is used. */
+interface ByteSource {
+  getReader(): { read(): Promise<{ value?: Uint8Array; done: boolean }> };
+}
+
+interface ChildLike {
+  readonly stdout: ByteSource;
+  readonly stderr: ByteSource;
+  readonly status: Promise<{ code: number }>;
+  kill(signal?: string): void;
+}
+
+interface DenoLike {
+  execPath(): string;
+  Command: new (
+    program: string,
+    options: {
+      args: string[];
+      cwd?: string;
+      env?: Record<string, string>;
+      clearEnv?: boolean;
+      stdin: "null";
+      stdout: "piped";
+      stderr: "piped";
+    },
+  ) => { spawn(): ChildLike };
+}
+
+const skip = !underDeno && "runs a Deno host as a child process";
+
+/** A fixture's path. */
+function fixture(name: string): string {
+  return fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+}
+
+/** The whole text of a byte stream; `watch` sees the text so far after each chunk. */
+async function textOf(stream: ByteSource, watch?: (text: string) => void): Promise<string> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    watch?.(text);
+  }
+  return text + decoder.decode();
+}
+
+/** What a child printed and how it ended. */
+interface Ended {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Whether Deno asked for a permission (the child was then ended). */
+  readonly prompted: boolean;
+}
+
+/** Without terminal colours and carriage returns. */
+function plain(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, "").replace(/\r/g, "");
+}
+
+/** A word for a POSIX shell, quoted. */
+function quoted(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * Runs `deno <args>` and waits for it to end. On a terminal (`script` from
+ * util-linux gives it one, so Deno could ask there), a permission prompt
+ * ends the child at once: it would wait for an answer forever.
+ */
+async function runDeno(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; terminal?: boolean } = {},
+): Promise<Ended> {
+  // Deno.Command, not node:child_process: Deno's Node layer rewrites commands that start Deno.
+  const { Deno: deno } = globalThis as unknown as { Deno: DenoLike };
+  const command = [deno.execPath(), ...args].map(quoted).join(" ");
+  const child = new deno.Command("bash", {
+    args: options.terminal
+      ? ["-c", 'exec script -qec "$1" /dev/null', "bash", command]
+      : ["-c", 'exec "$@"', "bash", deno.execPath(), ...args],
+    cwd: options.cwd,
+    env: options.env,
+    clearEnv: options.env !== undefined,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let prompted = false;
+  const watch = (text: string) => {
+    if (!prompted && plain(text).includes("Deno requests")) {
+      prompted = true;
+      child.kill("SIGTERM");
+    }
+  };
+  const [stdout, stderr, { code }] = await Promise.all([
+    textOf(child.stdout, watch),
+    textOf(child.stderr, watch),
+    child.status,
+  ]);
+  return { code, stdout: plain(stdout), stderr: plain(stderr), prompted };
+}
+
+/** The last line a child printed, as JSON. */
+function lastLine<T>(ended: Ended): T {
+  assert.equal(ended.prompted, false, `Deno asked for a permission:\n${ended.stdout}`);
+  assert.equal(ended.code, 0, ended.stderr + ended.stdout);
+  return JSON.parse(ended.stdout.trim().split("\n").at(-1)!) as T;
+}
+
+/** Deno's cache directory, so that a child with another HOME finds the packages. */
+async function denoDir(): Promise<string> {
+  const info = await runDeno(["info", "--json"]);
+  return (JSON.parse(info.stdout) as { denoDir: string }).denoDir;
+}
+
+/**
+ * A host's environment with a chosen HOME and LANG: the test's own, less
+ * what would point git elsewhere, with Deno's cache where it is now.
+ */
+async function hostEnvironment(home: string): Promise<Record<string, string>> {
+  const env: Record<string, string> = { DENO_DIR: await denoDir() };
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith("XDG_") && !name.startsWith("GIT_")) {
+      env[name] = value;
+    }
+  }
+  return { ...env, HOME: home, LANG: "C.UTF-8", TZ: "Etc/GMT-3" };
+}
+
+/**
+ * A working directory in a git repository, with a file the user's
+ * `core.excludesFile` names (`*.secret`) beside one it does not, and a home
+ * whose `.gitconfig` is a link (as dotfiles often are) to a file that names
+ * that excludes file as `~/…`.
+ */
+async function repositoryAndHome(path: string): Promise<{ root: string; home: string }> {
+  const root = join(path, "repo");
+  const home = join(path, "home");
+  await mkdir(join(root, ".git"), { recursive: true });
+  await mkdir(join(home, "dotfiles"), { recursive: true });
+  await writeFile(join(root, "kept.txt"), "a needle\n");
+  await writeFile(join(root, "hidden.secret"), "a needle\n");
+  await writeFile(join(home, "dotfiles", "gitconfig"), "[core]\n\texcludesFile = ~/.gitignore\n");
+  await symlinkOnDisk(join(home, "dotfiles", "gitconfig"), join(home, ".gitconfig"));
+  await writeFile(join(home, ".gitignore"), "*.secret\n");
+  return { root, home };
+}
+
+test(
+  "Deno host under the documented flags: bash sees HOME, LANG and TZ as the host has them",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const { root, home } = await repositoryAndHome(dir.path);
+      const env = await hostEnvironment(home);
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        environment: env,
+      });
+      const seen = lastLine<{ bash: string[] }>(
+        await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
+      );
+      assert.deepEqual(seen.bash, [`HOME=${home}`, "LANG=C.UTF-8", "TZ=Etc/GMT-3"]);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "Deno host under the documented flags: glob and grep hide what the user's core.excludesFile names, as an unrestricted host does",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const { root, home } = await repositoryAndHome(dir.path);
+      const env = await hostEnvironment(home);
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        environment: env,
+      });
+      const seen = lastLine<{ glob: string[]; grep: string[] }>(
+        await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
+      );
+      assert.deepEqual(seen.glob, ["kept.txt"]);
+      assert.deepEqual(seen.grep, ["kept.txt"]);
+
+      // The same tree in this process, which may read everything: the same answers.
+      const session = await createSession({
+        workingDirectory: root,
+        environment: { PATH: env.PATH ?? "/usr/bin:/bin", HOME: home },
+      });
+      const toolset = finalizeToolset({ session });
+      const glob = await toolset.call({ name: "glob", input: { pattern: "**/*" }, callId: "g" });
+      assert.ok(glob.ok, glob.output);
+      assert.deepEqual([...glob.data!.paths].sort(), seen.glob);
+      const grep = await toolset.call({ name: "grep", input: { pattern: "needle" }, callId: "r" });
+      assert.ok(grep.ok, grep.output);
+      assert.deepEqual([...grep.data!.files!].sort(), seen.grep);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "Deno host under the documented flags, on a terminal: what the flags do not grant is refused, never asked",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const root = join(dir.path, "repo");
+      const second = join(dir.path, "second");
+      const outside = join(dir.path, "outside.txt");
+      await mkdir(root);
+      await mkdir(second);
+      await writeFile(join(root, "a.txt"), "a needle\n");
+      await writeFile(join(second, "secret.txt"), "secret\n");
+      await writeFile(outside, "outside\n");
+      // The second root is the session's, not the flags'.
+      const flags = (await denoEntry()).denoPermissionFlags({ workingDirectory: root });
+      const outcomes = lastLine<Record<string, string>>(
+        await runDeno(
+          ["run", "--quiet", ...flags, fixture("terminal_agent.ts"), root, second, outside],
+          { terminal: true },
+        ),
+      );
+      assert.deepEqual(outcomes, {
+        read_second_root: "runtime_permission_denied",
+        list_second_root: "runtime_permission_denied",
+        grep: "ok",
+        bash: "ok",
+        read_outside: "NotCapable",
+        env_unlisted: "NotCapable",
+        run_unlisted: "NotCapable",
+      });
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "denoPermissionFlags in a Deno host with few permissions, on a terminal: it asks for nothing, and leaves out what it cannot tell",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const host = fixture("flags_host.ts");
+      const none = lastLine<{ error?: string }>(
+        await runDeno(["run", "--quiet", host, dir.path], { terminal: true }),
+      );
+      assert.match(none.error ?? "", /user id.*pass descriptorLink/);
+
+      const some = lastLine<{ flags?: string[] }>(
+        await runDeno(["run", "--quiet", "--allow-sys=uid", host, dir.path], { terminal: true }),
+      );
+      const flags = some.flags ?? [];
+      assert.ok(flags.includes("--no-prompt"), flags.join(" "));
+      assert.ok(flags.some((flag) => flag.startsWith("--allow-env=PATH,HOME,")), flags.join(" "));
+      // Its HOME is not granted to it: no git configuration is named.
+      assert.ok(!flags.some((flag) => flag.includes(".gitconfig")), flags.join(" "));
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "a host module outside the repository imports @openwork/tools and @openwork/tools/deno from a linked checkout and runs every tool under the documented flags",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const checkout = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+      const project = join(dir.path, "host");
+      const root = join(dir.path, "repo");
+      await mkdir(project);
+      await mkdir(root);
+      await writeFile(join(root, "old.txt"), "old\n");
+      await writeFile(
+        join(project, "deno.json"),
+        JSON.stringify({
+          imports: { "@openwork/tools": "jsr:@openwork/tools@^0.1.0" },
+          links: [checkout],
+        }),
+      );
+      await copyFile(fixture("outside_host.ts"), join(project, "host.ts"));
+      const flags = (await denoEntry()).denoPermissionFlags({ workingDirectory: root });
+      const ran = lastLine<{
+        resolved: string;
+        outcomes: Record<string, [boolean, string]>;
+        undo: string[];
+        index: string;
+      }>(await runDeno(["run", "--quiet", ...flags, "host.ts", root], { cwd: project }));
+      assert.equal(ran.resolved, new URL("../mod.ts", import.meta.url).href);
+      for (const tool of ["write", "read", "edit", "grep", "glob", "list", "bash"]) {
+        assert.equal(ran.outcomes[tool]?.[0], true, `${tool}: ${ran.outcomes[tool]?.[1]}`);
+      }
+      assert.match(ran.outcomes.grep[1], /new\.txt/);
+      assert.match(ran.outcomes.glob[1], /new\.txt[\s\S]*old\.txt|old\.txt[\s\S]*new\.txt/);
+      assert.match(ran.outcomes.bash[1], /the needle/);
+      assert.deepEqual(ran.undo, ["undone", "undone"]);
+      assert.equal(ran.index, "ready");
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
