@@ -350,3 +350,37 @@ test("MCP over HTTP: sessions are capped; an initialize beyond the cap gets 503 
     await root.cleanup();
   }
 });
+
+test("MCP over HTTP: an initialize that fails leaves no session: no Mcp-Session-Id, and the session cap is not used up", async () => {
+  const root = await tempDir();
+  const served = await serve(root.path, { maxSessions: 1 });
+  try {
+    const { capabilities: _left, ...params } = INITIALIZE.params;
+    for (const accept of ["application/json, text/event-stream", "application/json"]) {
+      const failed = await post(served, { ...INITIALIZE, params }, { accept });
+      const body = await failed.text();
+      // Answered as JSON or as an event stream: the answer is the one event with data.
+      const data = body.split("\n").find((line) => line.startsWith("data: "))?.slice(6) ?? body;
+      const answer = JSON.parse(data) as { id: number; error?: { code: number; message: string } };
+      assert.equal(answer.error?.code, -32602, body);
+      assert.match(answer.error!.message, /params\.capabilities/);
+      assert.equal(failed.headers.get("mcp-session-id"), null, `no session for ${accept}`);
+    }
+    // The one session the cap allows is still free.
+    const started = await post(served, INITIALIZE, { accept: "application/json" });
+    assert.equal(started.status, 200);
+    const id = started.headers.get("mcp-session-id");
+    assert.ok(id !== null);
+    await started.body?.cancel();
+    const listed = await post(
+      served,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { "mcp-session-id": id, "mcp-protocol-version": "2025-06-18", accept: "application/json" },
+    );
+    assert.equal(listed.status, 200);
+    assert.match(await listed.text(), /"read"/);
+  } finally {
+    await served.close();
+    await root.cleanup();
+  }
+});

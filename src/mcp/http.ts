@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Buffer } from "node:buffer";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http_transport.ts";
+import { JSONRPC_ERROR } from "./jsonrpc.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
@@ -82,6 +83,8 @@ interface McpSession {
   readonly toolset: FinalizedToolset;
   readonly transport: HttpSessionTransport;
   readonly close: () => Promise<void>;
+  /** Whether the server behind the transport has accepted the client's `initialize`. */
+  readonly initialized: () => boolean;
   open: number;
   idle?: ReturnType<typeof setTimeout>;
 }
@@ -209,7 +212,13 @@ export async function serveHttp(
       void close();
     };
     await server.connect(transport);
-    const session: McpSession = { toolset, transport, close, open: 0 };
+    const session: McpSession = {
+      toolset,
+      transport,
+      close,
+      initialized: () => server.getClientVersion() !== undefined,
+      open: 0,
+    };
     sessions.set(id, session);
     return session;
   }
@@ -255,7 +264,12 @@ export async function serveHttp(
       try {
         body = JSON.parse(text);
       } catch {
-        return sendJson(response, 400, "Parse error: the body is not JSON");
+        return sendHttpError(
+          response,
+          400,
+          JSONRPC_ERROR.parseError,
+          "Parse error: the body is not JSON",
+        );
       }
     }
 
@@ -288,6 +302,9 @@ export async function serveHttp(
     const requestId = typeof message?.method === "string" ? message.id : undefined;
     response.once("close", () => {
       session.open--;
+      // An initialize that failed, or whose exchange dropped before its answer, leaves no
+      // session: whatever server answers, its id is refused from now on.
+      if (given === undefined && !session.initialized()) void endSession(id);
       if (sessions.has(id)) touch(session, id);
       // The client dropped the exchange before its answer: its call is cancelled, as if it had said so.
       if (
