@@ -12,13 +12,16 @@ import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http
 import { JSONRPC_ERROR } from "./jsonrpc.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
+import { ConnectionGate } from "./connection_gate.ts";
 
-/** How long a connection may take to send its request headers. */
+/** How long a new connection may take to present request headers with the token, by default. */
 const HEADERS_TIMEOUT_MS = 10_000;
 /** How long a connection may take to send a whole request (not its response stream). */
 const REQUEST_TIMEOUT_MS = 60_000;
-/** Connections served at once; more are refused. */
+/** Connections of the token holder served at once; more get 503. */
 const MAX_CONNECTIONS = 256;
+/** Connections that have not presented the token open at once, by default. */
+const MAX_UNAUTHENTICATED_CONNECTIONS = 32;
 
 /** How long an MCP session may go without an open HTTP exchange before it ends: 30 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
@@ -64,6 +67,18 @@ export interface HttpMcpServerOptions extends McpServerOptions {
    * from a browser) passes. Default: `http://` and each allowed host.
    */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * How long a new connection may take to present request headers that
+   * carry the token (default 10 000 ms); one that has not by then (idle, or
+   * sending its headers slowly) is closed.
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * How many connections that have not yet presented the token may be open
+   * at once (default 32); a new one beyond it closes the oldest of them, so
+   * that they cannot keep the token holder out.
+   */
+  readonly maxUnauthenticatedConnections?: number;
 }
 
 /** A running {@link serveHttp} server. */
@@ -159,6 +174,17 @@ export async function serveHttp(
   const token = options.token ?? randomBytes(32).toString("base64url");
   if (token.length === 0) throw new TypeError("serveHttp: the token must not be empty");
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const headersTimeoutMs = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  if (!(headersTimeoutMs > 0 && Number.isFinite(headersTimeoutMs))) {
+    throw new TypeError("serveHttp: headersTimeoutMs must be a positive number of milliseconds");
+  }
+  const maxUnauthenticated = options.maxUnauthenticatedConnections ??
+    MAX_UNAUTHENTICATED_CONNECTIONS;
+  if (!(Number.isSafeInteger(maxUnauthenticated) && maxUnauthenticated >= 1)) {
+    throw new TypeError(
+      "serveHttp: maxUnauthenticatedConnections must be an integer of at least 1",
+    );
+  }
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const sessions = new Map<string, McpSession>();
   /** Sessions being made (their toolsets are on the way): they count against the cap. */
@@ -223,7 +249,10 @@ export async function serveHttp(
     return session;
   }
 
-  /** Checks `Host`, `Origin` and the token; answers and returns false when one fails. */
+  /**
+   * Checks `Host`, `Origin` and the token, and counts the connection as the
+   * token holder's; answers and returns false when one fails.
+   */
   function admitted(request: IncomingMessage, response: ServerResponse): boolean {
     const hostHeader = request.headers.host ?? "";
     if (allowedHosts !== null && !allowedHosts.includes(hostHeader.toLowerCase())) {
@@ -243,15 +272,24 @@ export async function serveHttp(
       });
       return false;
     }
+    if (!gate.authenticate(request.socket)) {
+      sendJson(response, 503, `Too many connections: ${MAX_CONNECTIONS} are open`, {
+        "retry-after": "1",
+      });
+      return false;
+    }
     return true;
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    // A connection that has not presented the token gets one answer, then it is closed.
+    if (!gate.trusted(request.socket)) response.setHeader("connection", "close");
     const path = (request.url ?? "/").split("?")[0];
     if (path !== MCP_HTTP_PATH) {
       return sendJson(response, 404, `Not found: MCP is at ${MCP_HTTP_PATH}`);
     }
     if (!admitted(request, response)) return;
+    response.removeHeader("connection");
     if (closing) return sendJson(response, 503, "The server is shutting down");
 
     let body: unknown = undefined;
@@ -329,11 +367,16 @@ export async function serveHttp(
       else response.destroy();
     });
   });
-  // A connection that never finishes its headers (before any token is seen) is dropped, and
-  // connections are capped, so that unauthenticated sockets cannot use up descriptors.
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
-  server.maxConnections = MAX_CONNECTIONS;
+  // Connections without the token have a budget and a deadline of their own, so that they
+  // cannot use up descriptors nor keep the token holder out.
+  const gate = new ConnectionGate(server, {
+    headersTimeoutMs,
+    maxUnauthenticated,
+    maxAuthenticated: MAX_CONNECTIONS,
+  });
+  // For the later requests of the token holder's connections.
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, headersTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host.replace(/^\[(.*)\]$/, "$1"), () => {
