@@ -151,8 +151,11 @@ function isWildcard(host: string): boolean {
  * after `idleTimeoutMs` without an open HTTP exchange, or on `close()`, and
  * its process groups end with it. Every request needs the bearer token
  * (401 otherwise); a foreign `Host` or `Origin` gets 403 (against DNS
- * rebinding). A call the client cancels, or whose HTTP exchange the client
- * drops, ends its process group.
+ * rebinding). Connections that have not presented the token have their own
+ * budget and deadline (`maxUnauthenticatedConnections`, `headersTimeoutMs`),
+ * so that they cannot keep the token holder out. An `initialize` that fails
+ * leaves no session. A call the client cancels, or whose HTTP exchange the
+ * client drops, ends its process group.
  *
  * @example
  * ```ts
