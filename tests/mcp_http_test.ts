@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { request } from "node:http";
+import { connect as connectTcp, type Socket } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -17,7 +18,12 @@ import { ALL_TOOLS, sh, tempDir, until } from "./helpers.ts";
 
 function serve(
   root: string,
-  options: { idleTimeoutMs?: number; maxSessions?: number } = {},
+  options: {
+    idleTimeoutMs?: number;
+    maxSessions?: number;
+    headersTimeoutMs?: number;
+    maxUnauthenticatedConnections?: number;
+  } = {},
 ): Promise<HttpMcpServer> {
   return serveHttp(async () =>
     finalizeToolset({
@@ -346,6 +352,101 @@ test("MCP over HTTP: sessions are capped; an initialize beyond the cap gets 503 
     assert.equal(listed.status, 200);
     assert.match(await listed.text(), /"read"/);
   } finally {
+    await served.close();
+    await root.cleanup();
+  }
+});
+
+test("MCP over HTTP: an initialize that fails leaves no session: no Mcp-Session-Id, and the session cap is not used up", async () => {
+  const root = await tempDir();
+  const served = await serve(root.path, { maxSessions: 1 });
+  try {
+    const { capabilities: _left, ...params } = INITIALIZE.params;
+    for (const accept of ["application/json, text/event-stream", "application/json"]) {
+      const failed = await post(served, { ...INITIALIZE, params }, { accept });
+      const body = await failed.text();
+      // Answered as JSON or as an event stream: the answer is the one event with data.
+      const data = body.split("\n").find((line) => line.startsWith("data: "))?.slice(6) ?? body;
+      const answer = JSON.parse(data) as { id: number; error?: { code: number; message: string } };
+      assert.equal(answer.error?.code, -32602, body);
+      assert.match(answer.error!.message, /params\.capabilities/);
+      assert.equal(failed.headers.get("mcp-session-id"), null, `no session for ${accept}`);
+    }
+    // The one session the cap allows is still free.
+    const started = await post(served, INITIALIZE, { accept: "application/json" });
+    assert.equal(started.status, 200);
+    const id = started.headers.get("mcp-session-id");
+    assert.ok(id !== null);
+    await started.body?.cancel();
+    const listed = await post(
+      served,
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { "mcp-session-id": id, "mcp-protocol-version": "2025-06-18", accept: "application/json" },
+    );
+    assert.equal(listed.status, 200);
+    assert.match(await listed.text(), /"read"/);
+  } finally {
+    await served.close();
+    await root.cleanup();
+  }
+});
+
+/** Opens TCP connections to the server that send nothing; counts those the server closes. */
+async function idleSockets(
+  served: HttpMcpServer,
+  count: number,
+): Promise<{ sockets: Socket[]; closed: () => number }> {
+  const { hostname, port } = new URL(served.url);
+  let closed = 0;
+  const sockets = await Promise.all(
+    Array.from({ length: count }, () =>
+      new Promise<Socket>((resolve) => {
+        const socket = connectTcp(Number(port), hostname);
+        socket.on("error", () => {});
+        socket.once("close", () => closed++);
+        // Connected, or refused at once: either way the server has seen it.
+        socket.once("connect", () => resolve(socket));
+        socket.once("close", () => resolve(socket));
+      })),
+  );
+  return { sockets, closed: () => closed };
+}
+
+test("MCP over HTTP: 300 idle connections without the token do not lock out the token holder; past their cap the oldest are closed", async () => {
+  const root = await tempDir();
+  const cap = 16;
+  const served = await serve(root.path, { maxUnauthenticatedConnections: cap });
+  const idle = await idleSockets(served, 300);
+  try {
+    const started = await post(served, INITIALIZE, { accept: "application/json" });
+    assert.equal(started.status, 200);
+    assert.ok(started.headers.get("mcp-session-id") !== null);
+    await started.body?.cancel();
+    await until(() => idle.closed() >= 300 - cap, "the idle connections past the cap are closed");
+  } finally {
+    for (const socket of idle.sockets) socket.destroy();
+    await served.close();
+    await root.cleanup();
+  }
+});
+
+test("MCP over HTTP: a connection that trickles its headers without the token is closed at the headers deadline", async () => {
+  const root = await tempDir();
+  const served = await serve(root.path, { headersTimeoutMs: 200 });
+  const { hostname, port } = new URL(served.url);
+  const trickle = connectTcp(Number(port), hostname);
+  trickle.on("error", () => {});
+  let cut = false;
+  trickle.once("close", () => (cut = true));
+  await new Promise<void>((resolve) => trickle.once("connect", () => resolve()));
+  trickle.write(`POST /mcp HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Slow: `);
+  // One byte at a time, never finishing the headers, until the server closes the connection.
+  const drip = setInterval(() => trickle.writable && trickle.write("a"), 20);
+  try {
+    await until(() => cut, "the server closes the trickling connection");
+  } finally {
+    clearInterval(drip);
+    trickle.destroy();
     await served.close();
     await root.cleanup();
   }

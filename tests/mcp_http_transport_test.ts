@@ -107,10 +107,34 @@ async function* events(response: Response): AsyncGenerator<Record<string, unknow
   }
 }
 
+/** An SSE event's fields as sent: `id`, `retry`, `event` and the joined `data`, when present. */
+type RawEvent = Record<string, string>;
+
+/** The SSE events of a response with their fields, read as they come. */
+async function* rawEvents(response: Response): AsyncGenerator<RawEvent> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) !== -1) {
+      const fields: RawEvent = {};
+      for (const line of buffer.slice(0, end).split("\n")) {
+        const colon = line.indexOf(":");
+        const name = line.slice(0, colon);
+        const field = line.slice(colon + 1).replace(/^ /, "");
+        fields[name] = name === "data" && name in fields ? `${fields[name]}\n${field}` : field;
+      }
+      buffer = buffer.slice(end + 2);
+      yield fields;
+    }
+  }
+}
+
 /** The next event, or a failure after 20 s (a stream that never speaks must not hang the run). */
-async function next(
-  stream: AsyncGenerator<Record<string, unknown>>,
-): Promise<IteratorResult<Record<string, unknown>>> {
+async function next<T>(stream: AsyncGenerator<T>): Promise<IteratorResult<T>> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error("no event within 20 s")), 20_000);
@@ -297,7 +321,7 @@ test("MCP over HTTP: the official client gets progress, and answers the approval
   });
 });
 
-test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400, and the server keeps serving", async () => {
+test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400 with -32700 (Parse error), and the server keeps serving", async () => {
   await withServer(async (served) => {
     const headers = await session(served);
     const big = JSON.stringify({
@@ -308,9 +332,15 @@ test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400, an
     });
     const [tooLarge, largeText] = await status(send(served, "POST", big, headers));
     assert.deepEqual([tooLarge, largeText], [413, "Payload too large"]);
-    const [garbage, garbageText] = await status(send(served, "POST", "{not json", headers));
-    assert.equal(garbage, 400);
-    assert.match(garbageText, /not JSON/);
+    const garbage = await send(served, "POST", "{not json", headers);
+    assert.equal(garbage.status, 400);
+    const parseError = await garbage.json() as { id: unknown; error: { code: number } };
+    assert.deepEqual([parseError.id, parseError.error.code], [null, -32700]);
+    assert.match(JSON.stringify(parseError), /Parse error: the body is not JSON/);
+    // Without a session as well: the body is read before anything else.
+    const { "mcp-session-id": _id, ...sessionless } = headers;
+    const [orphan, orphanText] = await status(send(served, "POST", "not json", sessionless));
+    assert.deepEqual([orphan, orphanText.startsWith("Parse error")], [400, true]);
     const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
     const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
     assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });
@@ -396,4 +426,78 @@ test("MCP over HTTP: a client that reads its stream slowly gets progress dropped
     await served.close();
     await dir.cleanup();
   }
+});
+
+test("MCP over HTTP: every event stream opens with retry and an id with empty data, and every event has an id unique across the session's streams", async () => {
+  await withServer(async (served) => {
+    const headers = await session(served, { elicitation: {} });
+    const ids: string[] = [];
+    /** The stream's priming event, checked; its id is kept. */
+    const primed = async (stream: AsyncGenerator<RawEvent>) => {
+      const first = (await next(stream)).value as RawEvent;
+      assert.match(first.retry ?? "", /^\d+$/, JSON.stringify(first));
+      assert.equal(first.data, "", JSON.stringify(first));
+      assert.ok(first.id !== undefined && first.id !== "", JSON.stringify(first));
+      ids.push(first.id);
+    };
+    /** The stream's next message; its event's id is kept. */
+    const message = async (stream: AsyncGenerator<RawEvent>) => {
+      const event = (await next(stream)).value as RawEvent;
+      assert.ok(event.id !== undefined && event.id !== "", JSON.stringify(event));
+      ids.push(event.id);
+      return JSON.parse(event.data) as { id?: string | number; method?: string };
+    };
+    const ping = await send(
+      served,
+      "POST",
+      JSON.stringify({ jsonrpc: "2.0", id: "p", method: "ping" }),
+      headers,
+    );
+    const pinged = rawEvents(ping);
+    await primed(pinged);
+    assert.equal((await message(pinged)).id, "p");
+    assert.equal((await next(pinged)).done, true);
+    // The GET stream, and a question on it about a call on another stream.
+    const { "content-type": _type, ...getHeaders } = headers;
+    const listening = new AbortController();
+    const get = await send(served, "GET", undefined, getHeaders, listening.signal);
+    const questions = rawEvents(get);
+    await primed(questions);
+    const call = await send(
+      served,
+      "POST",
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: "w",
+        method: "tools/call",
+        params: { name: "write", arguments: { path: "w.txt", content: "w\n" } },
+      }),
+      headers,
+    );
+    const called = rawEvents(call);
+    await primed(called);
+    const question = await message(questions);
+    assert.equal(question.method, "elicitation/create");
+    const answered = await send(
+      served,
+      "POST",
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: question.id,
+        result: { action: "accept", content: { approve: true } },
+      }),
+      headers,
+    );
+    await answered.body?.cancel();
+    assert.equal((await message(called)).id, "w");
+    assert.equal(new Set(ids).size, ids.length, `ids unique in the session: ${ids}`);
+    // A request's stream is not replayed (it ended with its answer): nothing more to send.
+    const resumed = await send(served, "GET", undefined, {
+      ...getHeaders,
+      "last-event-id": ids[1],
+    });
+    assert.equal(resumed.status, 204);
+    listening.abort();
+    await get.body?.cancel().catch(() => {});
+  });
 });

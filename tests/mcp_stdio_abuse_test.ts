@@ -310,6 +310,28 @@ test("MCP: tools/call with non-object or schema-violating arguments is a tool re
   });
 });
 
+test("MCP: tools/call without arguments runs the tool with {}; a tool that requires fields answers as it does to arguments {}", async () => {
+  await withServer(async (server) => {
+    await server.initialize();
+    // list requires nothing: it lists the root.
+    const listed = await server.request("no-args-list", "tools/call", { name: "list" });
+    assert.equal(listed.error, undefined, JSON.stringify(listed));
+    assert.equal(listed.result?.isError, false, JSON.stringify(listed));
+    assert.match(text(listed), /a\.txt/);
+    // read requires a path: the same tool result as an empty object gets.
+    const bare = await server.request("no-args-read", "tools/call", { name: "read" });
+    const empty = await server.request("empty-args-read", "tools/call", {
+      name: "read",
+      arguments: {},
+    });
+    assert.equal(bare.error, undefined, JSON.stringify(bare));
+    assert.equal(bare.result?.isError, true, JSON.stringify(bare));
+    assert.match(text(bare), /^\[invalid_input\] /);
+    assert.equal(text(bare), text(empty));
+    await server.stillServes("after");
+  });
+});
+
 test("MCP: logging is a capability; refused input is reported as notifications/message at warning, not when the level is above it", async () => {
   await withServer(async (server) => {
     await server.send(INITIALIZE);

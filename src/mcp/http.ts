@@ -9,15 +9,19 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Buffer } from "node:buffer";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http_transport.ts";
+import { JSONRPC_ERROR } from "./jsonrpc.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
+import { ConnectionGate } from "./connection_gate.ts";
 
-/** How long a connection may take to send its request headers. */
+/** How long a new connection may take to present request headers with the token, by default. */
 const HEADERS_TIMEOUT_MS = 10_000;
 /** How long a connection may take to send a whole request (not its response stream). */
 const REQUEST_TIMEOUT_MS = 60_000;
-/** Connections served at once; more are refused. */
+/** Connections of the token holder served at once; more get 503. */
 const MAX_CONNECTIONS = 256;
+/** Connections that have not presented the token open at once, by default. */
+const MAX_UNAUTHENTICATED_CONNECTIONS = 32;
 
 /** How long an MCP session may go without an open HTTP exchange before it ends: 30 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
@@ -63,6 +67,18 @@ export interface HttpMcpServerOptions extends McpServerOptions {
    * from a browser) passes. Default: `http://` and each allowed host.
    */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * How long a new connection may take to present request headers that
+   * carry the token (default 10 000 ms); one that has not by then (idle, or
+   * sending its headers slowly) is closed.
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * How many connections that have not yet presented the token may be open
+   * at once (default 32); a new one beyond it closes the oldest of them, so
+   * that they cannot keep the token holder out.
+   */
+  readonly maxUnauthenticatedConnections?: number;
 }
 
 /** A running {@link serveHttp} server. */
@@ -82,6 +98,8 @@ interface McpSession {
   readonly toolset: FinalizedToolset;
   readonly transport: HttpSessionTransport;
   readonly close: () => Promise<void>;
+  /** Whether the server behind the transport has accepted the client's `initialize`. */
+  readonly initialized: () => boolean;
   open: number;
   idle?: ReturnType<typeof setTimeout>;
 }
@@ -133,8 +151,11 @@ function isWildcard(host: string): boolean {
  * after `idleTimeoutMs` without an open HTTP exchange, or on `close()`, and
  * its process groups end with it. Every request needs the bearer token
  * (401 otherwise); a foreign `Host` or `Origin` gets 403 (against DNS
- * rebinding). A call the client cancels, or whose HTTP exchange the client
- * drops, ends its process group.
+ * rebinding). Connections that have not presented the token have their own
+ * budget and deadline (`maxUnauthenticatedConnections`, `headersTimeoutMs`),
+ * so that they cannot keep the token holder out. An `initialize` that fails
+ * leaves no session. A call the client cancels, or whose HTTP exchange the
+ * client drops, ends its process group.
  *
  * @example
  * ```ts
@@ -156,6 +177,17 @@ export async function serveHttp(
   const token = options.token ?? randomBytes(32).toString("base64url");
   if (token.length === 0) throw new TypeError("serveHttp: the token must not be empty");
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const headersTimeoutMs = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  if (!(headersTimeoutMs > 0 && Number.isFinite(headersTimeoutMs))) {
+    throw new TypeError("serveHttp: headersTimeoutMs must be a positive number of milliseconds");
+  }
+  const maxUnauthenticated = options.maxUnauthenticatedConnections ??
+    MAX_UNAUTHENTICATED_CONNECTIONS;
+  if (!(Number.isSafeInteger(maxUnauthenticated) && maxUnauthenticated >= 1)) {
+    throw new TypeError(
+      "serveHttp: maxUnauthenticatedConnections must be an integer of at least 1",
+    );
+  }
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const sessions = new Map<string, McpSession>();
   /** Sessions being made (their toolsets are on the way): they count against the cap. */
@@ -209,12 +241,21 @@ export async function serveHttp(
       void close();
     };
     await server.connect(transport);
-    const session: McpSession = { toolset, transport, close, open: 0 };
+    const session: McpSession = {
+      toolset,
+      transport,
+      close,
+      initialized: () => server.getClientVersion() !== undefined,
+      open: 0,
+    };
     sessions.set(id, session);
     return session;
   }
 
-  /** Checks `Host`, `Origin` and the token; answers and returns false when one fails. */
+  /**
+   * Checks `Host`, `Origin` and the token, and counts the connection as the
+   * token holder's; answers and returns false when one fails.
+   */
   function admitted(request: IncomingMessage, response: ServerResponse): boolean {
     const hostHeader = request.headers.host ?? "";
     if (allowedHosts !== null && !allowedHosts.includes(hostHeader.toLowerCase())) {
@@ -234,15 +275,24 @@ export async function serveHttp(
       });
       return false;
     }
+    if (!gate.authenticate(request.socket)) {
+      sendJson(response, 503, `Too many connections: ${MAX_CONNECTIONS} are open`, {
+        "retry-after": "1",
+      });
+      return false;
+    }
     return true;
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    // A connection that has not presented the token gets one answer, then it is closed.
+    if (!gate.trusted(request.socket)) response.setHeader("connection", "close");
     const path = (request.url ?? "/").split("?")[0];
     if (path !== MCP_HTTP_PATH) {
       return sendJson(response, 404, `Not found: MCP is at ${MCP_HTTP_PATH}`);
     }
     if (!admitted(request, response)) return;
+    response.removeHeader("connection");
     if (closing) return sendJson(response, 503, "The server is shutting down");
 
     let body: unknown = undefined;
@@ -255,7 +305,12 @@ export async function serveHttp(
       try {
         body = JSON.parse(text);
       } catch {
-        return sendJson(response, 400, "Parse error: the body is not JSON");
+        return sendHttpError(
+          response,
+          400,
+          JSONRPC_ERROR.parseError,
+          "Parse error: the body is not JSON",
+        );
       }
     }
 
@@ -288,6 +343,9 @@ export async function serveHttp(
     const requestId = typeof message?.method === "string" ? message.id : undefined;
     response.once("close", () => {
       session.open--;
+      // An initialize that failed, or whose exchange dropped before its answer, leaves no
+      // session: whatever server answers, its id is refused from now on.
+      if (given === undefined && !session.initialized()) void endSession(id);
       if (sessions.has(id)) touch(session, id);
       // The client dropped the exchange before its answer: its call is cancelled, as if it had said so.
       if (
@@ -312,11 +370,16 @@ export async function serveHttp(
       else response.destroy();
     });
   });
-  // A connection that never finishes its headers (before any token is seen) is dropped, and
-  // connections are capped, so that unauthenticated sockets cannot use up descriptors.
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
-  server.maxConnections = MAX_CONNECTIONS;
+  // Connections without the token have a budget and a deadline of their own, so that they
+  // cannot use up descriptors nor keep the token holder out.
+  const gate = new ConnectionGate(server, {
+    headersTimeoutMs,
+    maxUnauthenticated,
+    maxAuthenticated: MAX_CONNECTIONS,
+  });
+  // For the later requests of the token holder's connections.
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, headersTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host.replace(/^\[(.*)\]$/, "$1"), () => {

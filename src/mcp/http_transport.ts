@@ -8,7 +8,11 @@
  * session's stream (one at a time) for messages that belong to no request,
  * and for the server's questions (elicitation) while it is open; without it
  * a question goes on the stream of the request it is about. DELETE ends the
- * session.
+ * session. Every event stream opens with `retry` and a priming event (an id,
+ * empty data), and every event has an id unique within the session; a GET
+ * whose `Last-Event-ID` names a request's stream gets 204, since nothing of
+ * it is left to send (streams are not replayed). An `initialize` the server
+ * refuses is answered without `Mcp-Session-Id`, and its session ends.
  *
  * @module
  */
@@ -24,11 +28,53 @@ import {
 /** The header that names the session. */
 const SESSION_HEADER = "mcp-session-id";
 
+/**
+ * The `retry` every event stream opens with: how long a client waits before
+ * it reconnects, in milliseconds.
+ */
+const RETRY_MS = 1000;
+
+/**
+ * One SSE stream of a session. Its events carry ids `S-N`: `S` numbers the
+ * stream within the session and `N` the event within the stream, so an id
+ * is unique across the session's streams and names the stream it came on.
+ */
+class EventStream {
+  readonly response: ServerResponse;
+  readonly number: number;
+  #next = 1;
+
+  constructor(response: ServerResponse, number: number) {
+    this.response = response;
+    this.number = number;
+  }
+
+  /**
+   * The first event: `retry`, and an id with empty data, which a client
+   * records as its `Last-Event-ID` without seeing a message (MCP
+   * 2025-11-25, "Sending Messages to the Server").
+   */
+  priming(): string {
+    return `retry: ${RETRY_MS}\nid: ${this.number}-0\ndata:\n\n`;
+  }
+
+  /** A message as the stream's next event. */
+  event(message: JsonRpcMessage): string {
+    return `id: ${this.number}-${this.#next++}\nevent: message\ndata: ${
+      JSON.stringify(message)
+    }\n\n`;
+  }
+}
+
 /** The exchange of a POST that carries a request, open until its answer. */
 interface Exchange {
   readonly response: ServerResponse;
   /** Whether the answer (and what comes before it) is an SSE stream, not one JSON body. */
   readonly sse: boolean;
+  /** Whether it carries the session's `initialize`, whose failure leaves no session. */
+  readonly initialize: boolean;
+  /** Its event stream, once opened (an `initialize`'s opens with its first message). */
+  stream?: EventStream;
 }
 
 /** Sends a JSON-RPC error outside any request (id null), with an HTTP status. */
@@ -51,21 +97,18 @@ function accepts(request: IncomingMessage, type: string): boolean {
   });
 }
 
-function event(message: JsonRpcMessage): string {
-  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
-}
-
 /** Writes an event; resolves once the stream has taken it (or has closed). */
-function write(stream: ServerResponse, message: JsonRpcMessage): Promise<void> {
-  if (stream.write(event(message))) return Promise.resolve();
+function write(stream: EventStream, message: JsonRpcMessage): Promise<void> {
+  const response = stream.response;
+  if (response.write(stream.event(message))) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
-      stream.off("drain", done);
-      stream.off("close", done);
+      response.off("drain", done);
+      response.off("close", done);
       resolve();
     };
-    stream.on("drain", done);
-    stream.on("close", done);
+    response.on("drain", done);
+    response.on("close", done);
   });
 }
 
@@ -93,7 +136,11 @@ export class HttpSessionTransport implements McpTransport {
 
   /** The open exchange of each request not yet answered. */
   readonly #byRequest = new Map<RequestId, Exchange>();
-  #stream?: ServerResponse;
+  #stream?: EventStream;
+  /** The numbers of the GET streams opened so far; every other stream number was a POST's. */
+  readonly #getStreams = new Set<number>();
+  /** How many event streams the session has opened. */
+  #streams = 0;
   #initialized = false;
   #closed = false;
 
@@ -126,8 +173,13 @@ export class HttpSessionTransport implements McpTransport {
       // Its client went away: the answer has nowhere to go.
       if (exchange === undefined) return Promise.resolve();
       this.#byRequest.delete(id);
-      if (exchange.sse) exchange.response.end(event(message));
-      else {
+      if (exchange.initialize && "error" in message) {
+        return this.#refuseInitialize(exchange, message);
+      }
+      if (exchange.sse) {
+        const stream = this.#streamOf(exchange);
+        exchange.response.end(stream.event(message));
+      } else {
         exchange.response.writeHead(200, {
           "content-type": "application/json",
           [SESSION_HEADER]: this.sessionId,
@@ -145,7 +197,7 @@ export class HttpSessionTransport implements McpTransport {
     const stream = isQuestion && this.#stream !== undefined
       ? this.#stream
       : related?.sse === true
-      ? related.response
+      ? this.#streamOf(related)
       : this.#stream;
     if (stream !== undefined) return write(stream, message);
     // A notification may be dropped; a question dropped would wait for an answer that cannot come.
@@ -168,7 +220,7 @@ export class HttpSessionTransport implements McpTransport {
       } else exchange.response.end();
     }
     this.#byRequest.clear();
-    this.#stream?.end();
+    this.#stream?.response.end();
     this.#stream = undefined;
     this.onclose?.();
     return Promise.resolve();
@@ -214,14 +266,34 @@ export class HttpSessionTransport implements McpTransport {
       return sendHttpError(response, 406, -32000, "Not Acceptable: accept text/event-stream");
     }
     if (!this.#versionFits(request, response)) return;
+    if (this.#endedStream(request)) {
+      // No replay: a request's stream ends with its answer, or with the call cancelled when its
+      // exchange drops, so nothing of it is left to send.
+      response.writeHead(204, { [SESSION_HEADER]: this.sessionId }).end();
+      return;
+    }
     if (this.#stream !== undefined) {
       return sendHttpError(response, 409, -32000, "Conflict: the session has a stream open");
     }
-    this.#stream = response;
+    const stream = this.#openEventStream(response);
+    this.#getStreams.add(stream.number);
+    this.#stream = stream;
     response.once("close", () => {
-      if (this.#stream === response) this.#stream = undefined;
+      if (this.#stream === stream) this.#stream = undefined;
     });
-    this.#openEventStream(response);
+  }
+
+  /**
+   * Whether a GET resumes (by `Last-Event-ID`) a stream that was a POST's.
+   * One that resumes the GET stream gets a new GET stream; what was sent
+   * while none was open is not replayed.
+   */
+  #endedStream(request: IncomingMessage): boolean {
+    const header = request.headers["last-event-id"];
+    const last = /^(\d+)-\d+$/.exec((Array.isArray(header) ? header[0] : header) ?? "");
+    if (last === null) return false;
+    const number = Number(last[1]);
+    return number >= 1 && number <= this.#streams && !this.#getStreams.has(number);
   }
 
   #post(request: IncomingMessage, response: ServerResponse, body: unknown): void {
@@ -257,7 +329,8 @@ export class HttpSessionTransport implements McpTransport {
     }
     const message = incoming.message;
     const isRequest = typeof message.method === "string" && "id" in message;
-    if (message.method === "initialize" && isRequest) {
+    const initialize = message.method === "initialize" && isRequest;
+    if (initialize) {
       if (this.#initialized) {
         return sendHttpError(response, 400, -32600, "Invalid Request: the session is initialized");
       }
@@ -278,13 +351,35 @@ export class HttpSessionTransport implements McpTransport {
     if (this.#byRequest.has(id)) {
       return sendHttpError(response, 409, -32600, `Invalid Request: request ${id} is running`);
     }
-    const exchange: Exchange = { response, sse };
+    const exchange: Exchange = { response, sse, initialize };
     this.#byRequest.set(id, exchange);
     response.once("close", () => {
       if (this.#byRequest.get(id) === exchange) this.#byRequest.delete(id);
     });
-    if (sse) this.#openEventStream(response);
+    // An initialize's stream waits for its first message: refused, it must not name the session.
+    if (sse && !initialize) this.#streamOf(exchange);
     this.onmessage?.(message);
+  }
+
+  /**
+   * Answers an `initialize` the server refused, without naming the session
+   * (unless a message before the answer already had), and ends the session:
+   * a failed initialize leaves none behind.
+   */
+  #refuseInitialize(exchange: Exchange, message: JsonRpcMessage): Promise<void> {
+    const response = exchange.response;
+    if (exchange.stream !== undefined) response.end(exchange.stream.event(message));
+    else {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(message));
+    }
+    return this.close();
+  }
+
+  /** The event stream of a request's exchange, opened on first use. */
+  #streamOf(exchange: Exchange): EventStream {
+    exchange.stream ??= this.#openEventStream(exchange.response);
+    return exchange.stream;
   }
 
   /**
@@ -299,14 +394,16 @@ export class HttpSessionTransport implements McpTransport {
     else exchange.response.writeHead(204).end();
   }
 
-  /** Sends the headers of an event stream of this session, at once. */
-  #openEventStream(response: ServerResponse): void {
+  /** Sends the headers and the priming event of an event stream of this session, at once. */
+  #openEventStream(response: ServerResponse): EventStream {
+    const stream = new EventStream(response, ++this.#streams);
     response.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache, no-transform",
       connection: "keep-alive",
       [SESSION_HEADER]: this.sessionId,
     });
-    response.flushHeaders();
+    response.write(stream.priming());
+    return stream;
   }
 }

@@ -4,7 +4,8 @@
  * answered with -32602 and one line per field (`params.name: …`). A
  * `tools/call` whose `arguments` is not an object passes: the toolset
  * answers it with a tool result with `isError: true`, the same kind a
- * schema failure gets.
+ * schema failure gets. A `tools/call` without `arguments` passes too: the
+ * tool runs with `{}`.
  *
  * @module
  */
@@ -55,7 +56,8 @@ const REQUESTS: ReadonlyMap<string, v.GenericSchema> = new Map<string, v.Generic
   [
     "tools/call",
     v.looseObject({
-      params: v.looseObject({ name: v.string(), arguments: v.unknown(), _meta: Meta }),
+      // Optional, as the spec has it: a call without it runs with `{}`.
+      params: v.looseObject({ name: v.string(), arguments: v.optional(v.unknown()), _meta: Meta }),
     }),
   ],
   [
