@@ -71,11 +71,29 @@ export type PermissionQuery =
   | { readonly name: "read"; readonly path: string }
   | { readonly name: "sys"; readonly kind: "uid" };
 
+/** A permission's state, as Deno's `Deno.permissions.querySync` tells it. */
+export type PermissionState = "granted" | "prompt" | "denied";
+
+/** How the runtime's adapter answers {@link permissionState}; `null` until one registers. */
+let permissionQuery: ((query: PermissionQuery) => PermissionState) | null = null;
+
 /**
- * Whether Deno grants a permission now, without asking (`"granted"`,
- * `"prompt"` or `"denied"`); `null` on a runtime with no permissions (Node),
- * where everything the process may do is allowed. Code that would otherwise
- * make Deno ask on a terminal checks this first.
+ * Registers how this runtime tells a permission's state without asking.
+ * Deno's adapter registers `Deno.permissions.querySync` when it is loaded
+ * (the Deno defaults load it before a session starts); shared code never
+ * names Deno itself, so the npm build holds no reference to it.
+ */
+export function registerPermissionQuery(
+  query: (query: PermissionQuery) => PermissionState,
+): void {
+  permissionQuery = query;
+}
+
+/**
+ * Whether the runtime grants a permission now, without asking
+ * (`"granted"`, `"prompt"` or `"denied"`); `null` on a runtime with no
+ * permissions (Node), where everything the process may do is allowed. Code
+ * that would otherwise make Deno ask on a terminal checks this first.
  *
  * @example
  * ```ts
@@ -85,13 +103,10 @@ export type PermissionQuery =
  * console.log(state === null || state === "granted" ? "may read" : "would be refused");
  * ```
  */
-export function permissionState(query: PermissionQuery): "granted" | "prompt" | "denied" | null {
-  const permissions = (globalThis as {
-    Deno?: { permissions?: { querySync?(query: PermissionQuery): { state: string } } };
-  }).Deno?.permissions;
-  if (!isDeno || permissions?.querySync === undefined) return null;
+export function permissionState(query: PermissionQuery): PermissionState | null {
+  if (!isDeno || permissionQuery === null) return null;
   try {
-    return permissions.querySync(query).state as "granted" | "prompt" | "denied";
+    return permissionQuery(query);
   } catch {
     return "denied";
   }

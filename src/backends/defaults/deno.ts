@@ -7,6 +7,7 @@
  *
  * @module
  */
+import "../deno/permission_query.ts"; // registers Deno's answer to permissionState
 import type { AsyncFileSystem } from "../filesystem.ts";
 import type { WatchTree } from "../../index/watch.ts";
 import { watchTreeNode } from "../node/watch.ts";

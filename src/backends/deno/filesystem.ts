@@ -8,6 +8,7 @@
  *
  * @module
  */
+import "./permission_query.ts"; // registers Deno's answer to permissionState
 import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
 import { checkDiskOptions, realFileSystem, routeKeeper } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";

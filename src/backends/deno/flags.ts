@@ -4,6 +4,7 @@
  *
  * @module
  */
+import "./permission_query.ts"; // registers Deno's answer to permissionState
 import { defaultDescriptorLink } from "../descriptor_link.ts";
 import { hostGitExcludesPaths } from "../host_text.ts";
 import { hostEnvironment } from "../../runtime/checks.ts";

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import "./permission_query.ts"; // registers Deno's answer to permissionState
 import type {
   GroupControl,
   ProcessBackend,

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import "./permission_query.ts"; // registers Deno's answer to permissionState
 import { serveSearches } from "../workers/worker.ts";
 import type { WalkDirEntry } from "../../search/walk.ts";
 import { kindOf } from "./entry_kind.ts";

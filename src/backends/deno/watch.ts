@@ -5,6 +5,7 @@
  *
  * @module
  */
+import "./permission_query.ts"; // registers Deno's answer to permissionState
 import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import {
