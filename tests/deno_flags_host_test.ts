@@ -226,6 +226,90 @@ test(
   },
 );
 
+/** The paths a flag names. */
+function flagPaths(flags: readonly string[], name: string): string[] {
+  const flag = flags.find((flag) => flag.startsWith(`--allow-${name}=`)) ?? "";
+  return flag.slice(`--allow-${name}=`.length).split(",");
+}
+
+test(
+  "denoPermissionFlags: a git config that names a directory as core.excludesFile (/, ~), or a dotfile that links to a directory, grants no read of it",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const root = join(dir.path, "repo");
+      await mkdir(root);
+      const flagsFor = async (environment: Record<string, string>) =>
+        flagPaths(
+          (await denoEntry()).denoPermissionFlags({
+            workingDirectory: root,
+            descriptorLink: join(dir.path, "link"),
+            environment,
+          }),
+          "read",
+        );
+
+      const rooted = join(dir.path, "rooted");
+      await mkdir(rooted);
+      await writeFile(join(rooted, ".gitconfig"), "[core]\n\texcludesFile = /\n");
+      const read = await flagsFor({ HOME: rooted });
+      assert.ok(!read.includes("/"), read.join(" "));
+      assert.ok(read.includes(join(rooted, ".gitconfig")), read.join(" "));
+
+      // The XDG config (here in the repository) names the home.
+      const tilde = join(dir.path, "tilde");
+      await mkdir(join(root, "config", "git"), { recursive: true });
+      await mkdir(tilde);
+      await writeFile(join(root, "config", "git", "config"), "[core]\n\texcludesFile = ~\n");
+      const fromRepository = await flagsFor({ HOME: tilde, XDG_CONFIG_HOME: join(root, "config") });
+      assert.ok(!fromRepository.includes(tilde), fromRepository.join(" "));
+
+      // A .gitconfig that is a link to a directory: Deno would grant all below it, as written.
+      const linked = join(dir.path, "linked");
+      await mkdir(linked);
+      await symlinkOnDisk("/", join(linked, ".gitconfig"));
+      const throughLink = await flagsFor({ HOME: linked });
+      assert.ok(!throughLink.includes(join(linked, ".gitconfig")), throughLink.join(" "));
+
+      // A regular excludes file is still granted.
+      const plain = join(dir.path, "plain");
+      await mkdir(plain);
+      await writeFile(join(plain, ".gitconfig"), "[core]\n\texcludesFile = ~/.ignore\n");
+      await writeFile(join(plain, ".ignore"), "*.secret\n");
+      assert.ok((await flagsFor({ HOME: plain })).includes(join(plain, ".ignore")));
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "denoPermissionFlags: a working directory, skill root or link whose path holds a comma is refused, not split into other grants",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const { denoPermissionFlags } = await denoEntry();
+      const link = join(dir.path, "link");
+      const cases = [
+        { workingDirectory: join(dir.path, "a,.."), descriptorLink: link },
+        { workingDirectory: dir.path, skillRoot: `${dir.path}/skills,/`, descriptorLink: link },
+        { workingDirectory: dir.path, descriptorLink: `${link},/etc` },
+      ];
+      for (const options of cases) {
+        assert.throws(
+          () => denoPermissionFlags({ ...options, environment: {} }),
+          (error: unknown) => error instanceof TypeError && /comma/.test(error.message),
+          JSON.stringify(options),
+        );
+      }
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
 test(
   "Deno host under the documented flags, on a terminal: what the flags do not grant is refused, never asked",
   { skip },

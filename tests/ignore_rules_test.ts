@@ -9,11 +9,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import type { GlobOutput, GrepOutput, MemoryFileSystem } from "../mod.ts";
 import { excludesFileOf } from "../src/search/git_config.ts";
+import { hostGitExcludes, hostGitExcludesPaths } from "../src/backends/host_text.ts";
+import { IGNORE_FILE_MAX_BYTES } from "../src/search/walk.ts";
 import {
   type BackendFixture,
   backendFixtures,
@@ -291,6 +293,30 @@ test("git config: core.excludesFile is read as git reads it: sections, quotes, c
   assert.equal(excludesFileOf("[core]\n# excludesfile = /commented\n"), null);
   assert.equal(excludesFileOf('[core]\nexcludesfile = "/a\\"b"\n'), '/a"b');
 });
+
+/**
+ * A file of more than the ignore files' limit whose size the kernel reports
+ * as 0 (Deno reads it only with --allow-all: the test runs under Node, or
+ * Deno with all permissions).
+ */
+const UNSIZED = "/proc/kallsyms";
+const unsizedLength = await readFile(UNSIZED).then((bytes) => bytes.length, () => 0);
+
+test(
+  "git config: an excludes file that reports no size (a /proc file) is read no further than the ignore files' limit, and not granted",
+  { skip: unsizedLength <= IGNORE_FILE_MAX_BYTES && `${UNSIZED} is not readable here, or small` },
+  async () => {
+    const dir = await tempDir();
+    try {
+      await writeFile(join(dir.path, ".gitconfig"), `[core]\n\texcludesFile = ${UNSIZED}\n`);
+      const environment = { HOME: dir.path };
+      assert.equal(await hostGitExcludes(environment), null);
+      assert.deepEqual(hostGitExcludesPaths(environment), [join(dir.path, ".gitconfig")]);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
 
 for (const fixture of fixtures) {
   test(`grep and glob (${fixture.name}): patterns match case-sensitively, as git does on Linux`, async () => {

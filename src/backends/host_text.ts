@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { permissionState } from "../runtime/checks.ts";
 import { readUserExcludes, userExcludesPaths } from "../search/git_config.ts";
@@ -24,12 +24,27 @@ async function readHostText(path: string): Promise<string | null> {
     handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const stats = await handle.stat();
     if (!stats.isFile() || stats.size > IGNORE_FILE_MAX_BYTES) return null;
-    return await handle.readFile("utf8");
+    // The size a file reports is not a bound: a /proc file reports 0, and
+    // /proc/self/pagemap reads on for hundreds of gigabytes.
+    const bytes = new Uint8Array(IGNORE_FILE_MAX_BYTES + 1);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, null);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return textWithin(bytes, filled);
   } catch {
     return null;
   } finally {
     await handle?.close().catch(() => {});
   }
+}
+
+/** The text of the first `filled` bytes, or `null` when they pass the ignore files' limit. */
+function textWithin(bytes: Uint8Array, filled: number): string | null {
+  if (filled > IGNORE_FILE_MAX_BYTES) return null;
+  return new TextDecoder().decode(bytes.subarray(0, filled));
 }
 
 /** The host user's global git excludes, found from `environment` (see `search/git_config.ts`). */
@@ -47,7 +62,14 @@ function readHostTextSync(path: string): string | null {
     descriptor = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const stats = fstatSync(descriptor);
     if (!stats.isFile() || stats.size > IGNORE_FILE_MAX_BYTES) return null;
-    return readFileSync(descriptor, "utf8");
+    const bytes = new Uint8Array(IGNORE_FILE_MAX_BYTES + 1);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const read = readSync(descriptor, bytes, filled, bytes.length - filled, null);
+      if (read === 0) break;
+      filled += read;
+    }
+    return textWithin(bytes, filled);
   } catch {
     return null;
   } finally {
@@ -69,9 +91,18 @@ function mayRead(path: string): boolean {
 
 /**
  * The files a session reads for the host user's global git excludes under
- * `environment`, as far as this process can read them now (see
- * `search/git_config.ts`): the paths a host grants read of.
+ * `environment` (see `search/git_config.ts`) that this process reads now as
+ * small regular files: the paths a host grants read of. A grant of a path
+ * covers all below it, so a directory, or a link to one, is never among
+ * them, whatever a config names (`core.excludesFile = /`, `~`); nor is a
+ * file missing now.
  */
 export function hostGitExcludesPaths(environment: Readonly<Record<string, string>>): string[] {
-  return userExcludesPaths(environment, readHostTextSync);
+  const read: string[] = [];
+  userExcludesPaths(environment, (path) => {
+    const text = readHostTextSync(path);
+    if (text !== null) read.push(path);
+    return text;
+  });
+  return read;
 }

@@ -53,10 +53,13 @@ export interface DenoFlagOptions {
  * `options.environment` (default: this process's): `~/.gitconfig`,
  * `$XDG_CONFIG_HOME/git/config`, and the excludes file the first of them
  * that sets `core.excludesFile` names (else `$XDG_CONFIG_HOME/git/ignore`),
- * as far as this process can read them now. Deno checks a path as written,
- * so a dotfile that is a link is read where it leads. A path this process
- * cannot tell (no `HOME`, an unreadable config) is left out, quietly: the
- * session then walks without those excludes. Nothing here makes Deno ask:
+ * each only where this process reads it now as a small regular file: a
+ * grant covers all below its path, so a config that names a directory
+ * (`core.excludesFile = /` or `~`), or a dotfile that links to one, grants
+ * nothing. Deno checks a path as written, so a dotfile that is a link is
+ * read where it leads. A path this process cannot tell (no `HOME`, an
+ * unreadable config, a missing file) is left out, quietly: the session then
+ * walks without those excludes. Nothing here makes Deno ask:
  * what this process is not granted, it does not read.
  *
  * Deno checks read and write flags against a path as written, without
@@ -75,7 +78,10 @@ export interface DenoFlagOptions {
  *
  * Throws a TypeError when the default link is wanted and this process
  * cannot tell its user id (Deno without `--allow-sys=uid`): pass
- * `descriptorLink` then.
+ * `descriptorLink` then; and when a path the flags must name (the working
+ * directory, the skill root, the link, this package's sources) or the shell
+ * holds a comma: Deno's lists are split at commas, with no escape, so the
+ * flag would grant the pieces instead.
  *
  * @example
  * ```ts
@@ -111,11 +117,30 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   const git = hostGitExcludesPaths(options.environment ?? hostEnvironment());
   readable.push(...git.filter((path) => path.startsWith("/") && !path.includes(",")));
   return [
-    `--allow-read=${readable.join(",")}`,
-    `--allow-write=${writable.join(",")}`,
+    `--allow-read=${flagList("read", readable)}`,
+    `--allow-write=${flagList("write", writable)}`,
     `--allow-env=${HOST_VARIABLES.join(",")}`,
-    `--allow-run=${options.shell ?? "bash"}`,
+    `--allow-run=${flagList("run", [options.shell ?? "bash"])}`,
     "--allow-sys=uid",
     "--no-prompt",
   ];
+}
+
+/**
+ * A flag's list. Deno splits it at every comma and has no escape for one,
+ * so an entry with a comma would grant its pieces instead (a working
+ * directory `/srv/ws/a,..` would grant `..`, the directory above the one
+ * Deno starts in): such an entry is refused.
+ */
+function flagList(flag: string, entries: readonly string[]): string {
+  for (const entry of entries) {
+    if (entry.includes(",") || entry === "") {
+      throw new TypeError(
+        `denoPermissionFlags: --allow-${flag} cannot name ${JSON.stringify(entry)}: Deno ` +
+          "splits the list at commas, with no escape for one, and takes no empty entry; use a " +
+          "path without a comma",
+      );
+    }
+  }
+  return entries.join(",");
 }
