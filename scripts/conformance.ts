@@ -33,6 +33,7 @@ import {
   compareWithBaseline,
   formatDifferences,
   parseBaseline,
+  REASON_TO_WRITE,
   requiredServerScenarios,
   type ScenarioResult,
   type SuiteCheck,
@@ -53,6 +54,7 @@ const NODE_MAJOR = 22;
 
 const REPO = new URL("..", import.meta.url).pathname;
 const BASELINE_PATH = join(REPO, "scripts", "conformance_baseline.json");
+const README_PATH = join(REPO, "README.md");
 /** The flags of `deno task cli`, so the server runs as the README runs it. */
 const CLI_FLAGS = [
   "--allow-read",
@@ -319,42 +321,58 @@ async function main(args: string[]): Promise<number> {
   console.log(`MCP conformance (${SUITE}, checks), in ${seconds} s:`);
   for (const line of summary) console.log(`  ${line}`);
 
+  // The README's Conformance section shows these lines as printed: they must not go stale.
+  const readme = await Deno.readTextFile(README_PATH);
+  const unstated = summary.filter((line) => !readme.includes(`\n${line}\n`));
+  const readmeNote = unstated.length === 0 ? [] : [
+    "The README's Conformance section does not show these counts; write them there:",
+    ...unstated.map((line) => `  ${line}`),
+  ];
+
   if (update) {
     const next = updatedBaseline(baseline, SUITE, runs);
     await Deno.writeTextFile(BASELINE_PATH, JSON.stringify(next, null, 2) + "\n");
     await Deno.remove(output, { recursive: true });
-    const unwritten = unwrittenReasons(next);
     console.log(`conformance: wrote ${BASELINE_PATH}`);
+    const unwritten = unwrittenReasons(next);
     if (unwritten.length > 0) {
-      console.log(`Write the reason of each entry marked "reason to write":`);
+      console.log(`Write the reason of each entry marked "${REASON_TO_WRITE}":`);
       for (const entry of unwritten) console.log(`  ${entry}`);
     }
+    for (const line of readmeNote) console.log(line);
     return 0;
   }
   const differences = REVISIONS.flatMap((revision) =>
     compareWithBaseline(baseline, revision, runs[revision])
   );
   const unwritten = unwrittenReasons(baseline);
-  const stale = baseline.suite === SUITE ? [] : [
-    `The baseline was taken with ${baseline.suite}, the suite run is ${SUITE}.`,
-  ];
-  if (differences.length === 0 && unwritten.length === 0 && stale.length === 0) {
+  const otherSuite = baseline.suite === SUITE
+    ? []
+    : [`The baseline was taken with ${baseline.suite}; the suite run is ${SUITE}.`];
+  if (
+    differences.length === 0 && unwritten.length === 0 && otherSuite.length === 0 &&
+    readmeNote.length === 0
+  ) {
     await Deno.remove(output, { recursive: true });
-    console.log("conformance: the results agree with the baseline");
+    console.log("conformance: the results agree with the baseline and the README");
     return 0;
   }
   if (differences.length > 0) console.log(formatDifferences(differences));
-  for (const line of stale) console.log(line);
+  for (const line of otherSuite) console.log(line);
   if (unwritten.length > 0) {
     console.log(`Baseline entries without a reason (write one for each):`);
     for (const entry of unwritten) console.log(`  ${entry}`);
   }
-  console.log(
-    `The suite's results are in ${output}. When the change is intended, update the baseline:\n` +
-      `  deno task conformance --update\n` +
-      `which rewrites scripts/conformance_baseline.json from this run, keeping the reasons of the\n` +
-      `entries that stay; write a one-line reason by hand for each new entry ("reason to write").`,
-  );
+  for (const line of readmeNote) console.log(line);
+  console.log(`The suite's results are in ${output}.`);
+  if (differences.length > 0 || otherSuite.length > 0) {
+    console.log(
+      `When the change is intended, update the baseline:\n` +
+        `  deno task conformance --update\n` +
+        `which rewrites scripts/conformance_baseline.json from this run, keeping the reasons of the\n` +
+        `entries that stay; write a one-line reason by hand for each new entry ("${REASON_TO_WRITE}").`,
+    );
+  }
   return 1;
 }
 
