@@ -218,6 +218,36 @@ test("MCP over HTTP: Accept, Content-Type, protocol version, method and batches 
   });
 });
 
+test("MCP over HTTP: an error answered at the HTTP layer to a request carries the request's id; what cannot be read gets null", async () => {
+  await withServer(async (served) => {
+    /** The status and the JSON-RPC id of the error answer to `body` sent with `headers`. */
+    const answer = async (body: string, headers: Record<string, string>) => {
+      const response = await send(served, "POST", body, headers);
+      const reply = await response.json() as { id?: unknown; error?: unknown };
+      assert.ok(reply.error !== undefined, JSON.stringify(reply));
+      return [response.status, reply.id];
+    };
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" });
+    assert.deepEqual(await answer(list, BOTH), [400, 7], "no Mcp-Session-Id");
+    const unknown = { ...BOTH, "mcp-session-id": "no-such-session" };
+    assert.deepEqual(await answer(list, unknown), [404, 7], "an unknown session");
+    const headers = await session(served);
+    assert.deepEqual(
+      await answer(list, { ...headers, accept: "text/html" }),
+      [406, 7],
+      "an Accept without either type",
+    );
+    assert.deepEqual(
+      await answer(list, { ...headers, "mcp-protocol-version": "1900-01-01" }),
+      [400, 7],
+      "an unknown protocol version",
+    );
+    const again = JSON.stringify(initialize());
+    assert.deepEqual(await answer(again, headers), [400, "init"], "a second initialize");
+    assert.deepEqual(await answer("{", headers), [400, null], "a body that is not JSON");
+  });
+});
+
 test("MCP over HTTP: without a GET stream, the approval of a call is asked on the call's stream and the call runs once it is answered", async () => {
   await withServer(async (served, root) => {
     const headers = await session(served, { elicitation: {} });

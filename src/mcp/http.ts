@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Buffer } from "node:buffer";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http_transport.ts";
-import { JSONRPC_ERROR } from "./jsonrpc.ts";
+import { JSONRPC_ERROR, type JsonRpcId, requestIdOf } from "./jsonrpc.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 import { ConnectionGate } from "./connection_gate.ts";
@@ -115,8 +115,9 @@ function sendJson(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  id: JsonRpcId = null,
 ): void {
-  sendHttpError(response, status, -32000, message, headers);
+  sendHttpError(response, status, -32000, message, headers, id);
 }
 
 function readBody(request: IncomingMessage): Promise<string | null> {
@@ -314,10 +315,12 @@ export async function serveHttp(
       }
     }
 
+    // What is refused from here on answers the request by its id, when it has one.
+    const replyId = requestIdOf(body);
     const header = request.headers["mcp-session-id"];
     const given = Array.isArray(header) ? header[0] : header;
     if (given === undefined && (request.method !== "POST" || !isInitializeRequest(body))) {
-      return sendJson(response, 400, "Bad Request: Mcp-Session-Id header is required");
+      return sendJson(response, 400, "Bad Request: Mcp-Session-Id header is required", {}, replyId);
     }
     if (given === undefined && sessions.size + starting >= maxSessions) {
       return sendJson(
@@ -325,17 +328,18 @@ export async function serveHttp(
         503,
         `Too many sessions: ${maxSessions} are open; end one with DELETE ${MCP_HTTP_PATH}`,
         { "retry-after": "1" },
+        replyId,
       );
     }
     const session = given === undefined ? await startSession() : sessions.get(given);
     if (session === undefined) {
-      return sendHttpError(response, 404, -32001, "Session not found");
+      return sendHttpError(response, 404, -32001, "Session not found", {}, replyId);
     }
     const id = session.transport.sessionId;
     // A session that started while the server was closing ends at once.
     if (closing) {
       await endSession(id);
-      return sendJson(response, 503, "The server is shutting down");
+      return sendJson(response, 503, "The server is shutting down", {}, replyId);
     }
     session.open++;
     touch(session, id);

@@ -17,7 +17,13 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { checkMessage, errorReply, type JsonRpcMessage } from "./jsonrpc.ts";
+import {
+  checkMessage,
+  errorReply,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  requestIdOf,
+} from "./jsonrpc.ts";
 import {
   type McpTransport,
   type RequestId,
@@ -77,16 +83,20 @@ interface Exchange {
   stream?: EventStream;
 }
 
-/** Sends a JSON-RPC error outside any request (id null), with an HTTP status. */
+/**
+ * Sends a JSON-RPC error with an HTTP status, answering the request whose id
+ * is `id` (`null`: none could be read, or there was no request).
+ */
 export function sendHttpError(
   response: ServerResponse,
   status: number,
   code: number,
   message: string,
   headers: Record<string, string> = {},
+  id: JsonRpcId = null,
 ): void {
   response.writeHead(status, { "content-type": "application/json", ...headers });
-  response.end(JSON.stringify(errorReply(null, code, message)));
+  response.end(JSON.stringify(errorReply(id, code, message)));
 }
 
 function accepts(request: IncomingMessage, type: string): boolean {
@@ -228,7 +238,9 @@ export class HttpSessionTransport implements McpTransport {
 
   /** Serves one HTTP request of the session; a POST's `body` is already parsed. */
   handle(request: IncomingMessage, response: ServerResponse, body: unknown): void {
-    if (this.#closed) return sendHttpError(response, 404, -32001, "Session not found");
+    if (this.#closed) {
+      return sendHttpError(response, 404, -32001, "Session not found", {}, requestIdOf(body));
+    }
     switch (request.method) {
       case "POST":
         return this.#post(request, response, body);
@@ -246,8 +258,11 @@ export class HttpSessionTransport implements McpTransport {
     }
   }
 
-  /** Checks `MCP-Protocol-Version` (absent means 2025-03-26, as the spec says); answers 400 if unknown. */
-  #versionFits(request: IncomingMessage, response: ServerResponse): boolean {
+  /**
+   * Checks `MCP-Protocol-Version` (absent means 2025-03-26, as the spec says);
+   * answers 400 if unknown, to the request whose id is `id`.
+   */
+  #versionFits(request: IncomingMessage, response: ServerResponse, id: JsonRpcId = null): boolean {
     const header = request.headers["mcp-protocol-version"];
     const version = Array.isArray(header) ? header[0] : header;
     if (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return true;
@@ -257,6 +272,8 @@ export class HttpSessionTransport implements McpTransport {
       -32000,
       `Bad Request: unsupported protocol version ${JSON.stringify(version)} ` +
         `(supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+      {},
+      id,
     );
     return false;
   }
@@ -297,6 +314,8 @@ export class HttpSessionTransport implements McpTransport {
   }
 
   #post(request: IncomingMessage, response: ServerResponse, body: unknown): void {
+    // What is refused here answers the request by its id, when it has one.
+    const replyId = requestIdOf(body);
     const sse = accepts(request, "text/event-stream");
     if (!sse && !accepts(request, "application/json")) {
       return sendHttpError(
@@ -304,6 +323,8 @@ export class HttpSessionTransport implements McpTransport {
         406,
         -32000,
         "Not Acceptable: accept application/json and text/event-stream",
+        {},
+        replyId,
       );
     }
     const type = (request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
@@ -313,6 +334,8 @@ export class HttpSessionTransport implements McpTransport {
         415,
         -32000,
         "Unsupported Media Type: the body must be application/json",
+        {},
+        replyId,
       );
     }
     // The same envelope checks as a line of stdio (a batch is refused whole).
@@ -332,10 +355,17 @@ export class HttpSessionTransport implements McpTransport {
     const initialize = message.method === "initialize" && isRequest;
     if (initialize) {
       if (this.#initialized) {
-        return sendHttpError(response, 400, -32600, "Invalid Request: the session is initialized");
+        return sendHttpError(
+          response,
+          400,
+          -32600,
+          "Invalid Request: the session is initialized",
+          {},
+          replyId,
+        );
       }
       this.#initialized = true;
-    } else if (!this.#versionFits(request, response)) return;
+    } else if (!this.#versionFits(request, response, replyId)) return;
     if (!isRequest) {
       response.writeHead(202).end();
       this.onmessage?.(message);
@@ -349,7 +379,14 @@ export class HttpSessionTransport implements McpTransport {
     }
     const id = message.id as RequestId;
     if (this.#byRequest.has(id)) {
-      return sendHttpError(response, 409, -32600, `Invalid Request: request ${id} is running`);
+      return sendHttpError(
+        response,
+        409,
+        -32600,
+        `Invalid Request: request ${id} is running`,
+        {},
+        id,
+      );
     }
     const exchange: Exchange = { response, sse, initialize };
     this.#byRequest.set(id, exchange);

@@ -50,6 +50,16 @@ function isId(value: unknown): value is string | number {
   return typeof value === "string" || Number.isSafeInteger(value);
 }
 
+/**
+ * The id an error answer to `value` carries: its id when it is a request
+ * whose id can be read, else `null` (JSON-RPC's id for what could not be read).
+ */
+export function requestIdOf(value: unknown): JsonRpcId {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const { id, method } = value as { id?: unknown; method?: unknown };
+  return typeof method === "string" && isId(id) ? id : null;
+}
+
 const MEMBERS = {
   request: ["jsonrpc", "id", "method", "params"],
   response: ["jsonrpc", "id", "result", "error"],
