@@ -379,14 +379,8 @@ export class HttpSessionTransport implements McpTransport {
     }
     const id = message.id as RequestId;
     if (this.#byRequest.has(id)) {
-      return sendHttpError(
-        response,
-        409,
-        -32600,
-        `Invalid Request: request ${id} is running`,
-        {},
-        id,
-      );
+      // Not by its id: that id names the running request, whose answer is still to come.
+      return sendHttpError(response, 409, -32600, `Invalid Request: request ${id} is running`);
     }
     const exchange: Exchange = { response, sse, initialize };
     this.#byRequest.set(id, exchange);
