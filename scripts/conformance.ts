@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import {
   type Baseline,
@@ -103,27 +104,41 @@ async function run(command: string, args: string[], cwd?: string): Promise<void>
   if (code !== 0) throw new Error(`${command} ${args.join(" ")} exited with ${code}`);
 }
 
-/** The suite's install directory, installed there with npm the first time. */
+/**
+ * The suite's install directory, installed there with `npm ci` the first
+ * time: `scripts/conformance_suite/` pins the suite and its lock file every
+ * dependency, so every machine runs the same code. The directory is named
+ * after the lock file's hash; a changed lock installs anew.
+ */
 async function installSuite(): Promise<string> {
+  const pinned = new URL("./conformance_suite/", import.meta.url);
+  const lock = await Deno.readTextFile(new URL("package-lock.json", pinned));
+  const manifest = await Deno.readTextFile(new URL("package.json", pinned));
+  const hash = createHash("sha256").update(manifest).update(lock).digest("hex").slice(0, 16);
   const cache = Deno.env.get("XDG_CACHE_HOME") || join(Deno.env.get("HOME") ?? "/tmp", ".cache");
-  const directory = join(cache, "openwork-tools", `conformance-${SUITE_VERSION}`);
-  const manifest = join(directory, "node_modules", SUITE_PACKAGE, "package.json");
-  const installed = await Deno.readTextFile(manifest).then(
-    (text) => (JSON.parse(text) as { version?: string }).version,
-    () => undefined,
-  );
-  if (installed !== SUITE_VERSION) {
-    console.error(`conformance: installing ${SUITE} into ${directory}`);
+  const directory = join(cache, "openwork-tools", `conformance-${hash}`);
+  const done = join(directory, ".installed");
+  const installed = await Deno.stat(done).then(() => true, () => false);
+  if (!installed) {
+    console.error(`conformance: installing ${SUITE} (pinned by its lock file) into ${directory}`);
+    await Deno.remove(directory, { recursive: true }).catch(() => {});
     await Deno.mkdir(directory, { recursive: true });
-    await Deno.writeTextFile(join(directory, "package.json"), '{ "private": true }\n');
+    await Deno.writeTextFile(join(directory, "package.json"), manifest);
+    await Deno.writeTextFile(join(directory, "package-lock.json"), lock);
     await run("npm", [
-      "install",
+      "ci",
       "--no-audit",
       "--no-fund",
       "--loglevel=error",
       "--engine-strict=false",
-      SUITE,
     ], directory);
+    const version = (JSON.parse(
+      await Deno.readTextFile(join(directory, "node_modules", SUITE_PACKAGE, "package.json")),
+    ) as { version?: string }).version;
+    if (version !== SUITE_VERSION) {
+      throw new Error(`the lock file installs ${SUITE_PACKAGE} ${version}, not ${SUITE_VERSION}`);
+    }
+    await Deno.writeTextFile(done, "");
   }
   await Deno.writeTextFile(join(directory, "auth_preload.mjs"), AUTH_PRELOAD);
   return directory;
