@@ -391,6 +391,62 @@ test("MCP over HTTP: an initialize that fails leaves no session: no Mcp-Session-
   }
 });
 
+/** An HTTP/1.1 request as raw bytes, for the tests that drive a connection by hand. */
+function rawRequest(served: HttpMcpServer, body: unknown, headers: Record<string, string>): string {
+  const { host } = new URL(served.url);
+  const text = JSON.stringify(body);
+  const lines = Object.entries({
+    host,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "content-length": String(new TextEncoder().encode(text).length),
+    ...headers,
+  }).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  return `POST /mcp HTTP/1.1\r\n${lines}\r\n${text}`;
+}
+
+test("MCP over HTTP: an initialize whose client drops the exchange while the session is being made leaves no session", async () => {
+  const root = await tempDir();
+  let asked!: () => void;
+  const wasAsked = new Promise<void>((resolve) => (asked = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let first = true;
+  const served = await serveHttp(async () => {
+    if (first) {
+      first = false;
+      asked();
+      await released;
+    }
+    return finalizeToolset({ session: await createSession({ workingDirectory: root.path }) });
+  }, { port: 0, maxSessions: 1 });
+  try {
+    const { hostname, port } = new URL(served.url);
+    const dropping = connectTcp(Number(port), hostname);
+    dropping.on("error", () => {});
+    dropping.write(rawRequest(served, INITIALIZE, { authorization: `Bearer ${served.token}` }));
+    await wasAsked;
+    const gone = new Promise((resolve) => dropping.once("close", resolve));
+    dropping.destroy();
+    await gone;
+    // A whole exchange after the drop: the server has heard the drop by its end.
+    const between = await post(served, INITIALIZE, { authorization: "" });
+    assert.equal(between.status, 401);
+    await between.body?.cancel();
+    release();
+    // The one session the cap allows is free again once the dropped one is made (and ended).
+    await until(async () => {
+      const started = await post(served, INITIALIZE, { accept: "application/json" });
+      await started.body?.cancel();
+      return started.status === 200;
+    }, "an initialize gets a session");
+  } finally {
+    release();
+    await served.close();
+    await root.cleanup();
+  }
+});
+
 /** Opens TCP connections to the server that send nothing; counts those the server closes. */
 async function idleSockets(
   served: HttpMcpServer,

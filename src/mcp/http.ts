@@ -327,7 +327,13 @@ export async function serveHttp(
         { "retry-after": "1" },
       );
     }
+    // Heard before the session is made: a client may drop the exchange of its initialize while
+    // the toolset is on the way, and the listener below would come too late to hear it.
+    let dropped = false;
+    const onDropped = () => (dropped = true);
+    response.once("close", onDropped);
     const session = given === undefined ? await startSession() : sessions.get(given);
+    response.off("close", onDropped);
     if (session === undefined) {
       return sendHttpError(response, 404, -32001, "Session not found");
     }
@@ -337,6 +343,8 @@ export async function serveHttp(
       await endSession(id);
       return sendJson(response, 503, "The server is shutting down");
     }
+    // Nobody is left to answer: the session its initialize was for is not left behind.
+    if (dropped) return await endSession(id);
     session.open++;
     touch(session, id);
     const message = body as { id?: unknown; method?: unknown } | undefined;
