@@ -486,6 +486,44 @@ test("MCP over HTTP: 300 idle connections without the token do not lock out the 
   }
 });
 
+test("MCP over HTTP: the token holder's new connection outlives 200 connections without the token opened before its headers arrive", async () => {
+  const root = await tempDir();
+  // A deadline far off: this test is about the budget, not the deadline.
+  const served = await serve(root.path, { headersTimeoutMs: 600_000 });
+  const { hostname, port } = new URL(served.url);
+  const holder = connectTcp(Number(port), hostname);
+  holder.on("error", () => {});
+  let answer = "";
+  // The answer's head, or the connection closed without one.
+  const headed = new Promise<void>((resolve) => {
+    holder.on("data", (chunk: Uint8Array) => {
+      answer += new TextDecoder().decode(chunk);
+      if (answer.includes("\r\n\r\n")) resolve();
+    });
+    holder.once("close", () => resolve());
+  });
+  await new Promise<void>((resolve) => holder.once("connect", () => resolve()));
+  // A flood opened after the holder's connection, before it sends a byte (a busy client, or one
+  // that the system has not scheduled yet).
+  const flood = await idleSockets(served, 200);
+  try {
+    // Answered only once the server has taken every connection opened before it (in order).
+    const refused = await post(served, INITIALIZE, { authorization: "" });
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
+    holder.write(rawRequest(served, INITIALIZE, { authorization: `Bearer ${served.token}` }));
+    await headed;
+    assert.match(answer, /^HTTP\/1\.1 200 /, "the holder is served");
+    assert.match(answer, /\r\nmcp-session-id: /i);
+    assert.equal(flood.closed(), 0, "none of the 200 is closed either");
+  } finally {
+    for (const socket of flood.sockets) socket.destroy();
+    holder.destroy();
+    await served.close();
+    await root.cleanup();
+  }
+});
+
 test("MCP over HTTP: a connection that trickles its headers without the token is closed at the headers deadline", async () => {
   const root = await tempDir();
   const served = await serve(root.path, { headersTimeoutMs: 200 });
