@@ -391,6 +391,62 @@ test("MCP over HTTP: an initialize that fails leaves no session: no Mcp-Session-
   }
 });
 
+/** An HTTP/1.1 request as raw bytes, for the tests that drive a connection by hand. */
+function rawRequest(served: HttpMcpServer, body: unknown, headers: Record<string, string>): string {
+  const { host } = new URL(served.url);
+  const text = JSON.stringify(body);
+  const lines = Object.entries({
+    host,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "content-length": String(new TextEncoder().encode(text).length),
+    ...headers,
+  }).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  return `POST /mcp HTTP/1.1\r\n${lines}\r\n${text}`;
+}
+
+test("MCP over HTTP: an initialize whose client drops the exchange while the session is being made leaves no session", async () => {
+  const root = await tempDir();
+  let asked!: () => void;
+  const wasAsked = new Promise<void>((resolve) => (asked = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let first = true;
+  const served = await serveHttp(async () => {
+    if (first) {
+      first = false;
+      asked();
+      await released;
+    }
+    return finalizeToolset({ session: await createSession({ workingDirectory: root.path }) });
+  }, { port: 0, maxSessions: 1 });
+  try {
+    const { hostname, port } = new URL(served.url);
+    const dropping = connectTcp(Number(port), hostname);
+    dropping.on("error", () => {});
+    dropping.write(rawRequest(served, INITIALIZE, { authorization: `Bearer ${served.token}` }));
+    await wasAsked;
+    const gone = new Promise((resolve) => dropping.once("close", resolve));
+    dropping.destroy();
+    await gone;
+    // A whole exchange after the drop: the server has heard the drop by its end.
+    const between = await post(served, INITIALIZE, { authorization: "" });
+    assert.equal(between.status, 401);
+    await between.body?.cancel();
+    release();
+    // The one session the cap allows is free again once the dropped one is made (and ended).
+    await until(async () => {
+      const started = await post(served, INITIALIZE, { accept: "application/json" });
+      await started.body?.cancel();
+      return started.status === 200;
+    }, "an initialize gets a session");
+  } finally {
+    release();
+    await served.close();
+    await root.cleanup();
+  }
+});
+
 /** Opens TCP connections to the server that send nothing; counts those the server closes. */
 async function idleSockets(
   served: HttpMcpServer,
@@ -425,6 +481,44 @@ test("MCP over HTTP: 300 idle connections without the token do not lock out the 
     await until(() => idle.closed() >= 300 - cap, "the idle connections past the cap are closed");
   } finally {
     for (const socket of idle.sockets) socket.destroy();
+    await served.close();
+    await root.cleanup();
+  }
+});
+
+test("MCP over HTTP: the token holder's new connection outlives 200 connections without the token opened before its headers arrive", async () => {
+  const root = await tempDir();
+  // A deadline far off: this test is about the budget, not the deadline.
+  const served = await serve(root.path, { headersTimeoutMs: 600_000 });
+  const { hostname, port } = new URL(served.url);
+  const holder = connectTcp(Number(port), hostname);
+  holder.on("error", () => {});
+  let answer = "";
+  // The answer's head, or the connection closed without one.
+  const headed = new Promise<void>((resolve) => {
+    holder.on("data", (chunk: Uint8Array) => {
+      answer += new TextDecoder().decode(chunk);
+      if (answer.includes("\r\n\r\n")) resolve();
+    });
+    holder.once("close", () => resolve());
+  });
+  await new Promise<void>((resolve) => holder.once("connect", () => resolve()));
+  // A flood opened after the holder's connection, before it sends a byte (a busy client, or one
+  // that the system has not scheduled yet).
+  const flood = await idleSockets(served, 200);
+  try {
+    // Answered only once the server has taken every connection opened before it (in order).
+    const refused = await post(served, INITIALIZE, { authorization: "" });
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
+    holder.write(rawRequest(served, INITIALIZE, { authorization: `Bearer ${served.token}` }));
+    await headed;
+    assert.match(answer, /^HTTP\/1\.1 200 /, "the holder is served");
+    assert.match(answer, /\r\nmcp-session-id: /i);
+    assert.equal(flood.closed(), 0, "none of the 200 is closed either");
+  } finally {
+    for (const socket of flood.sockets) socket.destroy();
+    holder.destroy();
     await served.close();
     await root.cleanup();
   }

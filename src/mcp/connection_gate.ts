@@ -1,6 +1,6 @@
 /**
  * The connection budget of the HTTP server, kept apart for connections
- * that have not yet presented the bearer token: they get a small budget of
+ * that have not yet presented the bearer token: they get a budget of
  * their own and a short deadline, so that however many of them are open,
  * the token holder can still connect.
  *

@@ -20,8 +20,15 @@ const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 /** Connections of the token holder served at once; more get 503. */
 const MAX_CONNECTIONS = 256;
-/** Connections that have not presented the token open at once, by default. */
-const MAX_UNAUTHENTICATED_CONNECTIONS = 32;
+/**
+ * Connections that have not presented the token open at once, by default.
+ * The token holder's new connection is closed if this many more arrive
+ * before its headers are read, so the budget is what a flood has to beat
+ * in that time: against a local flood at the rate the server can accept
+ * (thousands a second), 32 lost about one holder's connection in three,
+ * 256 none in a thousand.
+ */
+const MAX_UNAUTHENTICATED_CONNECTIONS = 256;
 
 /** How long an MCP session may go without an open HTTP exchange before it ends: 30 minutes. */
 export const DEFAULT_IDLE_TIMEOUT_MS: number = 30 * 60 * 1000;
@@ -75,8 +82,10 @@ export interface HttpMcpServerOptions extends McpServerOptions {
   readonly headersTimeoutMs?: number;
   /**
    * How many connections that have not yet presented the token may be open
-   * at once (default 32); a new one beyond it closes the oldest of them, so
-   * that they cannot keep the token holder out.
+   * at once (default 256); a new one beyond it closes the oldest of them, so
+   * that they cannot keep the token holder out. The token holder's new
+   * connection is among them until its headers are read: fewer than this
+   * many connections opened meanwhile leave it open.
    */
   readonly maxUnauthenticatedConnections?: number;
 }
@@ -331,7 +340,13 @@ export async function serveHttp(
         replyId,
       );
     }
+    // Heard before the session is made: a client may drop the exchange of its initialize while
+    // the toolset is on the way, and the listener below would come too late to hear it.
+    let dropped = false;
+    const onDropped = () => (dropped = true);
+    response.once("close", onDropped);
     const session = given === undefined ? await startSession() : sessions.get(given);
+    response.off("close", onDropped);
     if (session === undefined) {
       return sendHttpError(response, 404, -32001, "Session not found", {}, replyId);
     }
@@ -341,6 +356,8 @@ export async function serveHttp(
       await endSession(id);
       return sendJson(response, 503, "The server is shutting down", {}, replyId);
     }
+    // Nobody is left to answer: the session its initialize was for is not left behind.
+    if (dropped) return await endSession(id);
     session.open++;
     touch(session, id);
     const message = body as { id?: unknown; method?: unknown } | undefined;
