@@ -111,6 +111,9 @@ async function memoryOf(pid: number): Promise<{ peak: number; now: number }> {
   return { peak: kib("VmHWM"), now: kib("VmRSS") };
 }
 
+/** Each recorded call's latency, by tool. */
+const byTool: Record<string, number[]> = {};
+
 /** Which edited files hold "pong" now: the next edit of each flips it back. */
 const flipped: boolean[] = Array(EDITED).fill(false);
 
@@ -133,7 +136,10 @@ async function run(
       if (result.isError === true) {
         throw new Error(`call ${n} (${name} ${JSON.stringify(args)}) failed: ${text(result)}`);
       }
-      if (record) latencies.push(took);
+      if (record) {
+        latencies.push(took);
+        (byTool[name] ??= []).push(took);
+      }
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -175,6 +181,14 @@ try {
     `latency ms: p50 ${percentile(latencies, 50).toFixed(2)}  p95 ${
       percentile(latencies, 95).toFixed(2)
     }  p99 ${percentile(latencies, 99).toFixed(2)}  max ${latencies.at(-1)!.toFixed(2)}`,
+  );
+  console.log(
+    `by tool, p50/p95 ms: ${
+      Object.entries(byTool).map(([name, times]) => {
+        times.sort((a, b) => a - b);
+        return `${name} ${percentile(times, 50).toFixed(2)}/${percentile(times, 95).toFixed(2)}`;
+      }).join("  ")
+    }`,
   );
   console.log(`throughput: ${(CALLS / seconds).toFixed(0)} calls/s (${seconds.toFixed(1)} s)`);
   for (const [i, q] of quarters.entries()) {
