@@ -217,8 +217,8 @@ const BUILD_ONLY = new Set([
   ...Object.keys(PEERS),
   ...Object.keys(RECIPE_TEST_ONLY),
 ]);
-/** Imports that only the tests use (the official MCP client is the server's oracle): dev dependencies. */
-const TEST_ONLY = new Set(["@modelcontextprotocol/sdk"]);
+/** Imports that only the tests use (the official MCP clients are the server's oracles): dev dependencies. */
+const TEST_ONLY = new Set(["@modelcontextprotocol/sdk", "@modelcontextprotocol/client"]);
 const dependencies: Record<string, string> = {};
 const testDependencies: Record<string, string> = {};
 for (const specifier of Object.values(config.imports)) {

@@ -18,7 +18,7 @@ import { cliCommand, ENV } from "./mcp_helpers.ts";
 async function connect(
   root: string,
   mode: string,
-  elicitation: boolean | "decline",
+  elicitation: boolean,
   extra: readonly string[] = [],
 ): Promise<Client> {
   const { command, args } = cliCommand();
@@ -34,12 +34,7 @@ async function connect(
   if (elicitation) {
     client.setRequestHandler(
       ElicitRequestSchema,
-      () =>
-        Promise.resolve(
-          elicitation === "decline"
-            ? { action: "decline" as const }
-            : { action: "accept" as const, content: { approve: true } },
-        ),
+      () => Promise.resolve({ action: "accept" as const, content: { approve: true } }),
     );
   }
   await client.connect(transport);
@@ -55,19 +50,13 @@ async function alive(pid: number): Promise<boolean> {
   return out.trim() !== "" && !out.trim().startsWith("Z");
 }
 
-test("MCP: the official client lists, reads, edits, greps, runs bash with progress, cancels, and is refused outside the root", async () => {
+test("MCP: an edit's file_change artifact goes in _meta, not the content; input of the wrong type is invalid_input", async () => {
   const dir = await tempDir();
   const client = await connect(dir.path, "acceptEdits", true);
   try {
     await writeFile(`${dir.path}/a.txt`, "alpha\nbeta\n");
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t: { name: string }) => t.name), ALL_TOOLS);
     assert.equal(tools[0].inputSchema.additionalProperties, false);
-
-    const read = await client.callTool({ name: "read", arguments: { path: "a.txt" } });
-    assert.equal(read.isError, false);
-    assert.match(text(read), /1\talpha/);
-
     const edit = await client.callTool({
       name: "edit",
       arguments: { path: "a.txt", old_text: "beta", new_text: "gamma" },
@@ -82,48 +71,6 @@ test("MCP: the official client lists, reads, edits, greps, runs bash with progre
     assert.deepEqual([artifacts[0].added, artifacts[0].removed], [1, 1]);
     assert.doesNotMatch(text(edit), /file_change|sha256|@@/, "artifacts stay out of the content");
     assert.equal(await readFile(`${dir.path}/a.txt`, "utf8"), "alpha\ngamma\n");
-
-    const grep = await client.callTool({
-      name: "grep",
-      arguments: { pattern: "gam+a", mode: "content" },
-    });
-    assert.equal(text(grep), "a.txt:2:gamma");
-
-    const progress: string[] = [];
-    const bash = await client.callTool(
-      { name: "bash", arguments: { command: "for i in 1 2 3; do echo tick $i; sleep 0.05; done" } },
-      undefined,
-      { onprogress: (p: { message?: string }) => progress.push(String(p.message ?? "")) },
-    );
-    assert.equal(bash.isError, false, text(bash));
-    assert.match(text(bash), /tick 3/);
-    assert.ok(progress.join("").includes("tick 1"), `progress: ${JSON.stringify(progress)}`);
-
-    const cancel = new AbortController();
-    const long = client.callTool(
-      { name: "bash", arguments: { command: `echo $$ > ${dir.path}/pid; sleep 300 & sleep 300` } },
-      undefined,
-      { signal: cancel.signal },
-    );
-    let pid = 0;
-    for (let i = 0; i < 200 && pid === 0; i++) {
-      pid = Number((await readFile(`${dir.path}/pid`, "utf8").catch(() => "")).trim()) || 0;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.ok(pid > 0 && await alive(pid));
-    cancel.abort();
-    await assert.rejects(long);
-    let gone = false;
-    for (let i = 0; i < 150 && !gone; i++) {
-      const members = await sh(
-        "ps -eo pgid=,stat= | awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/' | wc -l",
-        String(pid),
-      );
-      gone = Number(members.trim()) === 0;
-      if (!gone) await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.ok(gone, "the cancelled call's process group is gone");
-
     const outside = await client.callTool({ name: "read", arguments: { path: "/etc/passwd" } });
     assert.equal(outside.isError, true);
     assert.match(text(outside), /\[path_outside_root\]/);
@@ -154,18 +101,7 @@ test("MCP: where the policy says ask and the client cannot elicit, the call is r
   } finally {
     await plain.close();
   }
-  const declining = await connect(dir.path, "default", "decline");
-  try {
-    const write = await declining.callTool({
-      name: "write",
-      arguments: { path: "x.txt", content: "x" },
-    });
-    assert.match(text(write), /declined/);
-    assert.equal(await readFile(`${dir.path}/x.txt`, "utf8").catch(() => null), null);
-  } finally {
-    await declining.close();
-    await dir.cleanup();
-  }
+  await dir.cleanup();
   const planned = await connect("/tmp", "plan", true);
   try {
     const { tools } = await planned.listTools();

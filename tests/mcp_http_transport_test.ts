@@ -2,16 +2,13 @@
  * The Streamable HTTP transport of the MCP server against raw `fetch`: the
  * statuses the spec names for what a client sends wrong, JSON or SSE
  * answers by `Accept`, the GET stream, and a question to the client (an
- * approval) on the stream of the call it is about; and against the official
- * client, progress and approval over HTTP.
+ * approval) on the stream of the call it is about. The official clients
+ * over HTTP are in `mcp_clients_test.ts`.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { type IncomingMessage, request } from "node:http";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createSession, finalizeToolset } from "../mod.ts";
 import { type HttpMcpServer, serveHttp } from "../mcp.ts";
 import { tempDir } from "./helpers.ts";
@@ -311,43 +308,6 @@ test("MCP over HTTP: a call answered as JSON, with no GET stream to ask on, is r
     assert.match(answer.result.content[0].text, /could not be asked.*no stream/);
     assert.doesNotMatch(answer.result.content[0].text, /declined/);
     assert.equal(await readFile(`${root}/unasked.txt`, "utf8").catch(() => null), null);
-  });
-});
-
-test("MCP over HTTP: the official client gets progress, and answers the approval of a write", async () => {
-  await withServer(async (served, root) => {
-    const transport = new StreamableHTTPClientTransport(new URL(served.url), {
-      requestInit: { headers: { Authorization: `Bearer ${served.token}` } },
-    });
-    const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
-      capabilities: { elicitation: {} },
-    });
-    const questions: string[] = [];
-    client.setRequestHandler(ElicitRequestSchema, (request: { params: { message: string } }) => {
-      questions.push(request.params.message);
-      return Promise.resolve({ action: "accept" as const, content: { approve: true } });
-    });
-    await client.connect(transport);
-    try {
-      const written = await client.callTool({
-        name: "write",
-        arguments: { path: "by-client.txt", content: "approved\n" },
-      });
-      assert.equal(written.isError, false, JSON.stringify(written));
-      assert.equal(questions.length, 1);
-      assert.match(questions[0], /^Allow write/);
-      assert.equal(await readFile(`${root}/by-client.txt`, "utf8"), "approved\n");
-      const progress: string[] = [];
-      const ran = await client.callTool(
-        { name: "bash", arguments: { command: "echo tick 1; sleep 0.05; echo tick 2" } },
-        undefined,
-        { onprogress: (p: { message?: string }) => progress.push(String(p.message ?? "")) },
-      );
-      assert.equal(ran.isError, false, JSON.stringify(ran));
-      assert.ok(progress.join("").includes("tick 1"), JSON.stringify(progress));
-    } finally {
-      await client.close();
-    }
   });
 });
 
