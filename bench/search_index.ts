@@ -1,7 +1,7 @@
 /**
  * The search index in a long-running host, against ripgrep and fd, in one run.
  *
- * Run: deno task bench:index [--kernel DIR] [--rounds N]. It needs the Linux
+ * Run: deno task bench:index [--kernel DIR] [--rounds N] [--builds N]. It needs the Linux
  * kernel source tree from Debian's linux-source-6.1 (installed and unpacked
  * to a temporary folder when --kernel is not given), ripgrep and fd, and the
  * npm build (made when missing). It starts six hosts (bench/index_host.mjs,
@@ -9,7 +9,10 @@
  * the sources with `-A` and under exactly the flags `denoPermissionFlags`
  * returns for the tree (the user's configuration), each with the index on
  * and with it off. For each indexed host it reports the time from
- * createSession to the index being ready, its stats(), the longest its
+ * createSession to the index being ready (the median of --builds builds,
+ * default 3, alternating between the runtimes; the first host of each stays
+ * for the searches, the others close once built) and its ratio to Node's,
+ * its stats(), the longest its
  * event loop was held up meanwhile (whether the build blocks calls), and the resident
  * memory of the index (stats().memory, and the process's RSS growth over the
  * build) as a fraction of the indexed bytes (each build on a warm page cache:
@@ -35,6 +38,8 @@ import { ensureTools, kernelTree, option, repo, sh } from "./setup.ts";
 const rounds = Number(option("--rounds") ?? 9);
 /** Rounds for the hosts without the index: their walks take seconds each and are there for reference. */
 const walkRounds = Math.min(rounds, 5);
+/** Builds of each indexed host, alternating between the hosts: the build time is their median. */
+const builds = Number(option("--builds") ?? 3);
 
 /** In under 20 files of linux-source-6.1 (6: the ath9k driver's power limit setter). */
 const RARE = "ath9k_hw_set_txpowerlimit";
@@ -466,24 +471,48 @@ async function main(): Promise<void> {
       }
       if (startup.error !== null) problems.push(`${host.name}: index not built: ${startup.error}`);
     }
+    // More builds, alternating between the runtimes as the first, each in a host closed after it:
+    // one build each would compare moments of a shared machine as much as the runtimes.
+    const buildTimes = new Map<string, number[]>();
+    for (const host of hosts.filter((h) => h.indexed)) {
+      const ms = startups.get(host)!.buildMs;
+      buildTimes.set(host.name, ms === null ? [] : [ms]);
+    }
+    for (let round = 1; round < builds; round++) {
+      for (const [runtime, indexed] of runs.filter(([, indexed]) => indexed)) {
+        await warmCache(tree);
+        const host = await startHost(runtime, tree, indexed);
+        const startup = await host.next<Startup>();
+        await host.close();
+        if (startup.buildMs !== null && startup.error === null) {
+          buildTimes.get(host.name)?.push(startup.buildMs);
+        }
+      }
+    }
 
     console.log("\n### Index build and memory (warm page cache)\n");
     console.log(
-      "| host | build s (createSession to ready) | build / Node's | state | files | directories | " +
+      "| host | build s (createSession to ready; median (each build)) | build / Node's | state | files | directories | " +
         "indexed bytes | " +
         "stats().memory | RSS before → after build | RSS growth | peak RSS | " +
         "longest event-loop stall during the build |",
     );
     console.log("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    const nodeBuild = startups.get(hosts.find((h) => h.indexed && h.name.includes("(node"))!)
-      ?.buildMs ?? null;
+    const buildOf = (host: Host) => {
+      const times = buildTimes.get(host.name) ?? [];
+      return times.length === 0 ? null : median(times);
+    };
+    const nodeBuild = buildOf(hosts.find((h) => h.indexed && h.name.includes("(node"))!);
     for (const host of hosts.filter((h) => h.indexed)) {
       const s = startups.get(host)!;
+      const build = buildOf(host);
       const st = s.stats;
       const growth = s.rssAfter - s.rssBefore;
       console.log(
-        `| ${host.name} | ${s.buildMs === null ? "—" : (s.buildMs / 1000).toFixed(2)} | ${
-          s.buildMs === null || nodeBuild === null ? "—" : `${(s.buildMs / nodeBuild).toFixed(2)}x`
+        `| ${host.name} | ${build === null ? "—" : (build / 1000).toFixed(2)} (${
+          (buildTimes.get(host.name) ?? []).map((ms) => (ms / 1000).toFixed(2)).join(", ")
+        }) | ${
+          build === null || nodeBuild === null ? "—" : `${(build / nodeBuild).toFixed(2)}x`
         } | ${st?.state ?? "none"} | ${st?.files ?? "—"} | ${st?.directories ?? "—"} | ${
           st ? mib(st.bytes) : "—"
         } | ${st ? `${mib(st.memory)} (${percent(st.memory, st.bytes)} of bytes)` : "—"} | ${
