@@ -3,7 +3,7 @@
  * bench/count_checks.ts: the package is imported statically so that the
  * process runs under the flags `denoPermissionFlags` returns.
  *
- * Usage: count_calls.ts ROOT grep PATTERN | ROOT glob PATTERN | ROOT list DIR |
+ * Usage: count_calls.ts ROOT grep PATTERN | ROOT glob PATTERN | ROOT list DIR [TIMES] |
  *        ROOT read FILE...
  */
 import { createSession, globTool, grepTool, listTool, readTool } from "../mod.ts";
@@ -27,8 +27,12 @@ if (tool === "grep") {
   );
   console.log(data.paths.length);
 } else if (tool === "list") {
-  const { data } = await listTool.execute({ path: rest[0], limit: 2000 }, session, call);
-  console.log(data.total);
+  let total = 0;
+  for (let i = 0; i < Number(rest[1] ?? 1); i++) {
+    const { data } = await listTool.execute({ path: rest[0], limit: 2000 }, session, call);
+    total += data.total;
+  }
+  console.log(total);
 } else if (tool === "read") {
   let lines = 0;
   for (const path of rest) {

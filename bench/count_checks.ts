@@ -12,8 +12,8 @@
  * directory, as deep as a kernel source file); the difference of the counts,
  * over N, is what one more file costs. Start-up, module loading and the
  * first files scanned on the calling thread cancel out. list is counted per
- * entry (one directory of N, then 2N entries) and read per call (N calls,
- * then 2N).
+ * entry (one directory of N, then 2N entries) and per call (N/64 calls, then
+ * N/32, on a directory of 16 entries), read per call (N calls, then 2N).
  *
  * The calls are sorted by what the program asked for: `open` (one `openat`
  * with a path), `resolve` (the `readlink` steps with which Deno resolves a
@@ -124,6 +124,19 @@ const CASES: Case[] = [
     args: async (root) => [...await flags(root), runner, root, "list", "flat"],
   },
   {
+    name: "list (calls)",
+    unit: "call",
+    // N/64 calls, then N/32, on a directory of 16 entries.
+    args: async (root, files) => [
+      ...await flags(root),
+      runner,
+      root,
+      "list",
+      "src/sub/deep/d0",
+      String(files / 64),
+    ],
+  },
+  {
     name: "read",
     unit: "call",
     args: async (root, files) => [...await flags(root), runner, root, "read", ...filesOf(files)],
@@ -160,8 +173,9 @@ await flat(small, N);
 await flat(large, 2 * N);
 // The flat directories hold files too: grep and glob count them as the difference (N more).
 console.log(
-  `Path calls per ${"unit"} under denoPermissionFlags (strace -f -e trace=%file; ` +
-    `difference between trees of ${N * 2} and ${N * 4} files, over the difference):\n`,
+  `Path calls under denoPermissionFlags, per file, entry or call as "per" says (strace -f -e ` +
+    `trace=%file; the difference between trees of ${N * 2} and ${N * 4} files, or between ` +
+    `N and 2N calls, over the difference):\n`,
 );
 console.log("| case | per | open | resolve | readlink | stat | other | checked | all |");
 console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|");
@@ -169,7 +183,7 @@ for (const c of CASES) {
   const a = await count(await c.args(small, N), small);
   const b = await count(await c.args(large, 2 * N), large);
   // grep and glob walk both the deep tree and the flat directory: 2N more files.
-  const per = c.unit === "file" ? 2 * N : N;
+  const per = c.unit === "file" ? 2 * N : c.name === "list (calls)" ? N / 64 : N;
   const cell = (key: keyof Counts) => ((b[key] - a[key]) / per).toFixed(2);
   const checked =
     (b.open + b.readlink + b.stat + b.other - a.open - a.readlink - a.stat - a.other) /
