@@ -2,7 +2,14 @@
  * grep and glob against ripgrep, GNU grep and fd, in one run, alternating,
  * whole processes: medians, ratios to the reference tool, peak memory.
  *
- * Run: deno task bench:search [--kernel DIR] [--rounds N] [--generated-only]
+ * Run: deno task bench:search [--kernel DIR] [--rounds N] [--generated-only | --kernel-only]
+ *
+ * The project's rows run on Node (the npm build), on Deno with `-A`, and on
+ * Deno under exactly the flags `denoPermissionFlags` returns for the tree (the
+ * user's configuration); the floors (bench/floor_search.mjs) on Node and on
+ * Deno under those same flags (plus reading the floor's own module, which its
+ * workers run). Each Deno row is also given as a ratio to the Deno floor's
+ * call and to the same row's call on Node.
  *
  * Corpora: the Linux kernel source tree from Debian's linux-source-6.1
  * (installed and unpacked to a temporary folder when --kernel is not given),
@@ -33,28 +40,77 @@ async function generatedTree(): Promise<string> {
   return root;
 }
 
+/** How a row of ours or a floor runs: which runtime, and under which flags. */
+type Host = "node" | "deno -A" | "deno narrow";
+
 interface Runner {
   readonly name: string;
-  readonly command: string;
+  /** The command, given the tree's root (the narrow flags name it). */
+  readonly command: (root: string) => Promise<string>;
   /** The process runs the search twice: its whole-process time is not comparable. */
   readonly repeat?: boolean;
+  /** Ours (the project's grep or glob) or a floor, and on which host. */
+  readonly kind?: { readonly of: "ours" | "floor"; readonly host: Host };
 }
 
-const ours = (runtime: "node" | "deno", tail: string, repeat = false): Runner => ({
-  name: `openwork-tools (${runtime}${repeat ? ", again" : ""})`,
-  command: (repeat ? "REPEAT=1 " : "") +
-    (runtime === "node"
-      ? `node ${repo}bench/run_search.mjs ${repo}npm/mod.js "$PWD" ${tail}`
-      : `deno run --quiet --allow-read --allow-env ${repo}bench/run_search.mjs file://${repo}mod.ts "$PWD" ${tail}`),
+/**
+ * The flags `denoPermissionFlags` returns for a session on `root`: the
+ * user's configuration (README, "Under Deno's permission flags").
+ */
+async function narrowFlags(root: string): Promise<string[]> {
+  const { denoPermissionFlags } = await import("../deno.ts");
+  return denoPermissionFlags({ workingDirectory: root });
+}
+
+/** Deno's flags for a host: everything, or the narrow flags, plus reading `extra`. */
+async function denoFlags(host: Host, root: string, extra: string[] = []): Promise<string> {
+  if (host === "deno -A") return "-A";
+  const flags = await narrowFlags(root);
+  const quoted = flags.map((flag) =>
+    flag.startsWith("--allow-read=") && extra.length > 0 ? `${flag},${extra.join(",")}` : flag
+  );
+  return quoted.map((flag) => `'${flag}'`).join(" ");
+}
+
+const ours = (host: Host, tail: string, repeat = false): Runner => ({
+  name: `openwork-tools (${host}${repeat ? ", again" : ""})`,
+  command: async (root) =>
+    host === "node"
+      ? `node ${repo}bench/run_search.mjs ${repo}npm/mod.js "$PWD" ${tail}${repeat ? " again" : ""}`
+      : `deno run --quiet ${await denoFlags(
+        host,
+        root,
+      )} ${repo}bench/run_search_deno.ts "$PWD" ${tail}${repeat ? " again" : ""}`,
   repeat,
+  kind: { of: "ours", host },
 });
 
-const floor = (runtime: "node" | "deno", tail: string): Runner => ({
-  name: `${runtime} floor (bench/floor_search.mjs)`,
-  command: runtime === "node"
-    ? `node ${repo}bench/floor_search.mjs "$PWD" ${tail}`
-    : `deno run --quiet --allow-read ${repo}bench/floor_search.mjs "$PWD" ${tail}`,
+const floor = (host: Host, tail: string): Runner => ({
+  name: `${host} floor (bench/floor_search.mjs)`,
+  // The floor's workers run its own module: the narrow flags grant reading it besides.
+  command: async (root) =>
+    host === "node"
+      ? `node ${repo}bench/floor_search.mjs "$PWD" ${tail}`
+      : `deno run --quiet ${await denoFlags(host, root, [
+        `${repo}bench/floor_search.mjs`,
+      ])} ${repo}bench/floor_search.mjs "$PWD" ${tail}`,
+  kind: { of: "floor", host },
 });
+
+const plain = (name: string, command: string): Runner => ({
+  name,
+  command: () => Promise.resolve(command),
+});
+
+/** Ours on every host, first call and again, and the floors, for one case. */
+function rows(tail: string, floorTail: string): Runner[] {
+  const hosts: Host[] = ["node", "deno -A", "deno narrow"];
+  return [
+    ...hosts.flatMap((host) => [ours(host, tail), ours(host, tail, true)]),
+    floor("node", floorTail),
+    floor("deno narrow", floorTail),
+  ];
+}
 
 interface Case {
   readonly name: string;
@@ -65,48 +121,28 @@ interface Case {
 const CASES: Case[] = [
   {
     name: "grep files_with_matches EXPORT_SYMBOL_GPL",
-    reference: {
-      name: "rg -l --no-ignore --hidden",
-      command: "rg -l --no-ignore --hidden EXPORT_SYMBOL_GPL | wc -l",
-    },
+    reference: plain(
+      "rg -l --no-ignore --hidden",
+      "rg -l --no-ignore --hidden EXPORT_SYMBOL_GPL | wc -l",
+    ),
     others: [
-      ours("node", "grep EXPORT_SYMBOL_GPL files_with_matches"),
-      ours("node", "grep EXPORT_SYMBOL_GPL files_with_matches", true),
-      ours("deno", "grep EXPORT_SYMBOL_GPL files_with_matches"),
-      ours("deno", "grep EXPORT_SYMBOL_GPL files_with_matches", true),
-      floor("node", "grep EXPORT_SYMBOL_GPL"),
-      floor("deno", "grep EXPORT_SYMBOL_GPL"),
-      { name: "grep -rl", command: "grep -rl EXPORT_SYMBOL_GPL . | wc -l" },
+      ...rows("grep EXPORT_SYMBOL_GPL files_with_matches", "grep EXPORT_SYMBOL_GPL"),
+      plain("grep -rl", "grep -rl EXPORT_SYMBOL_GPL . | wc -l"),
     ],
   },
   {
+    // The floor looks for the pattern's literal only: it reads every file as the search must.
     name: "grep count spin_lock_irq(save|restore)\\(",
-    reference: {
-      name: "rg -c --no-ignore --hidden",
-      command:
-        "rg -c --no-ignore --hidden 'spin_lock_irq(save|restore)\\(' | awk -F: '{s+=$NF} END {print s}'",
-    },
-    others: [
-      ours("node", "grep 'spin_lock_irq(save|restore)\\(' count"),
-      ours("node", "grep 'spin_lock_irq(save|restore)\\(' count", true),
-      ours("deno", "grep 'spin_lock_irq(save|restore)\\(' count"),
-      ours("deno", "grep 'spin_lock_irq(save|restore)\\(' count", true),
-    ],
+    reference: plain(
+      "rg -c --no-ignore --hidden",
+      "rg -c --no-ignore --hidden 'spin_lock_irq(save|restore)\\(' | awk -F: '{s+=$NF} END {print s}'",
+    ),
+    others: rows("grep 'spin_lock_irq(save|restore)\\(' count", "grep spin_lock_irq"),
   },
   {
     name: "glob **/*.c",
-    reference: {
-      name: "fdfind -g '*.c' --no-ignore -H",
-      command: "fdfind -g '*.c' --no-ignore -H | wc -l",
-    },
-    others: [
-      ours("node", "glob '**/*.c'"),
-      ours("node", "glob '**/*.c'", true),
-      ours("deno", "glob '**/*.c'"),
-      ours("deno", "glob '**/*.c'", true),
-      floor("node", "glob .c"),
-      floor("deno", "glob .c"),
-    ],
+    reference: plain("fdfind -g '*.c' --no-ignore -H", "fdfind -g '*.c' --no-ignore -H | wc -l"),
+    others: rows("glob '**/*.c'", "glob .c"),
   },
 ];
 
@@ -124,7 +160,7 @@ async function measure(runner: Runner, cwd: string): Promise<Sample> {
     // The command travels in the environment: no second layer of shell quoting.
     `/usr/bin/time -f '__peak %M' bash -c "$BENCH_COMMAND"`,
     cwd,
-    { BENCH_COMMAND: runner.command },
+    { BENCH_COMMAND: await runner.command(cwd) },
   );
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`${runner.name} failed: ${out}`);
@@ -151,12 +187,15 @@ async function runCorpus(label: string, root: string): Promise<void> {
     `(warm cache, ${rounds} rounds, alternating; "whole" is the whole process including ` +
       `start-up, "call" the search alone inside an already started process, as a host runs it ` +
       `("again": the same search a second time in that process, its workers started and its ` +
-      `code compiled); both ratios are to the reference tool's whole process)\n`,
+      `code compiled); "ratio" and "call ratio" are to the reference tool's whole process; ` +
+      `"call / Deno floor's" is a Deno row's call over the Deno floor's call under the narrow ` +
+      `flags; "Deno / Node" a Deno row's call over the same row's call on Node)\n`,
   );
   console.log(
-    "| case | tool | whole s | ratio | call s | call ratio | peak RSS MiB | result |",
+    "| case | tool | whole s | ratio | call s | call ratio | call / Deno floor's | " +
+      "Deno / Node (call) | peak RSS MiB | result |",
   );
-  console.log("|---|---|---:|---:|---:|---:|---:|---|");
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
   for (const c of CASES) {
     const runners = [c.reference, ...c.others];
     await measure(c.reference, root); // warm the page cache
@@ -166,25 +205,43 @@ async function runCorpus(label: string, root: string): Promise<void> {
       for (const runner of order) samples.get(runner)!.push(await measure(runner, root));
     }
     const reference = median(samples.get(c.reference)!.map((s) => s.seconds));
+    const callOf = (runner: Runner | undefined) => {
+      const calls = runner === undefined
+        ? []
+        : samples.get(runner)!.flatMap((s) => s.callSeconds === null ? [] : [s.callSeconds]);
+      return calls.length === 0 ? null : median(calls);
+    };
+    const find = (of: "ours" | "floor", host: Host, repeat: boolean) =>
+      c.others.find((r) => r.kind?.of === of && r.kind.host === host && !!r.repeat === repeat);
+    const denoFloor = callOf(find("floor", "deno narrow", false));
+    const ratio = (a: number | null, b: number | null) =>
+      a === null || b === null ? "" : `${(a / b).toFixed(2)}x`;
     for (const runner of runners) {
       const list = samples.get(runner)!;
       const seconds = median(list.map((s) => s.seconds));
       const peak = Math.max(...list.map((s) => s.peakKiB)) / 1024;
-      const calls = list.flatMap((s) => s.callSeconds === null ? [] : [s.callSeconds]);
-      const call = calls.length === 0 ? null : median(calls);
+      const call = callOf(runner);
+      const kind = runner.kind;
+      const deno = kind !== undefined && kind.host !== "node";
+      // A Deno row against the same row on Node: ours, first call or again, or the floor.
+      const node = deno ? callOf(find(kind.of, "node", !!runner.repeat)) : null;
       console.log(
         `| ${c.name} | ${runner.name} | ${runner.repeat ? "—" : seconds.toFixed(3)} | ${
           runner.repeat ? "—" : `${(seconds / reference).toFixed(2)}x`
         } | ${call === null ? "" : call.toFixed(3)} | ${
           call === null ? "" : `${(call / reference).toFixed(2)}x`
-        } | ${peak.toFixed(0)} | ${list[0].output} |`,
+        } | ${deno ? ratio(call, denoFloor) : ""} | ${deno ? ratio(call, node) : ""} | ${
+          peak.toFixed(0)
+        } | ${list[0].output} |`,
       );
     }
   }
 }
 
 await ensureTools([["rg", "ripgrep"], ["fdfind", "fd-find"], ["/usr/bin/time", "time"]]);
-await runCorpus("generated tree (20,000 files)", await generatedTree());
+if (!Deno.args.includes("--kernel-only")) {
+  await runCorpus("generated tree (20,000 files)", await generatedTree());
+}
 if (!Deno.args.includes("--generated-only")) {
   await runCorpus("Linux 6.1 source tree", await kernelTree());
 }

@@ -1,13 +1,18 @@
 /**
  * The search index in a long-running host, against ripgrep and fd, in one run.
  *
- * Run: deno task bench:index [--kernel DIR] [--rounds N]. It needs the Linux
+ * Run: deno task bench:index [--kernel DIR] [--rounds N] [--builds N]. It needs the Linux
  * kernel source tree from Debian's linux-source-6.1 (installed and unpacked
  * to a temporary folder when --kernel is not given), ripgrep and fd, and the
- * npm build (made when missing). It starts four hosts (bench/index_host.mjs)
- * on the tree: Node on the npm build and Deno on the sources, each with the
- * index on and with it off. For each indexed host it reports the time from
- * createSession to the index being ready, its stats(), the longest its
+ * npm build (made when missing). It starts six hosts (bench/index_host.mjs,
+ * bench/index_host_deno.ts) on the tree: Node on the npm build, and Deno on
+ * the sources with `-A` and under exactly the flags `denoPermissionFlags`
+ * returns for the tree (the user's configuration), each with the index on
+ * and with it off. For each indexed host it reports the time from
+ * createSession to the index being ready (the median of --builds builds,
+ * default 3, alternating between the runtimes; the first host of each stays
+ * for the searches, the others close once built) and its ratio to Node's,
+ * its stats(), the longest its
  * event loop was held up meanwhile (whether the build blocks calls), and the resident
  * memory of the index (stats().memory, and the process's RSS growth over the
  * build) as a fraction of the indexed bytes (each build on a warm page cache:
@@ -33,7 +38,8 @@ import { ensureTools, kernelTree, option, repo, sh } from "./setup.ts";
 const rounds = Number(option("--rounds") ?? 9);
 /** Rounds for the hosts without the index: their walks take seconds each and are there for reference. */
 const walkRounds = Math.min(rounds, 5);
-const temporary = Deno.env.get("TMPDIR") ?? "/tmp";
+/** Builds of each indexed host, alternating between the hosts: the build time is their median. */
+const builds = Number(option("--builds") ?? 3);
 
 /** In under 20 files of linux-source-6.1 (6: the ath9k driver's power limit setter). */
 const RARE = "ath9k_hw_set_txpowerlimit";
@@ -142,31 +148,37 @@ class Host {
   }
 }
 
-function startHost(runtime: "node" | "deno", tree: string, indexed: boolean): Host {
+/** Where a host runs: Node on the npm build, or Deno on the sources with all or the narrow flags. */
+type HostRuntime = "node" | "deno -A" | "deno narrow";
+
+/** The flags `denoPermissionFlags` returns for a session on `tree` (the user's configuration). */
+async function narrowFlags(tree: string): Promise<string[]> {
+  const { denoPermissionFlags } = await import("../deno.ts");
+  return denoPermissionFlags({ workingDirectory: tree });
+}
+
+async function startHost(runtime: HostRuntime, tree: string, indexed: boolean): Promise<Host> {
   const tail = indexed ? [] : ["--no-index"];
   const name = `openwork-tools (${runtime}, index ${indexed ? "on" : "off"})`;
-  return new Host(
-    name,
-    indexed,
-    runtime === "node"
-      ? ["node", `${repo}bench/index_host.mjs`, `${repo}npm/mod.js`, tree, ...tail]
-      : [
-        "deno",
-        "run",
-        "--quiet",
-        "--allow-read",
-        "--allow-env",
-        // The file backend's link to /proc/self/fd (see denoPermissionFlags) is made through bash.
-        `--allow-write=${temporary},/tmp/openwork-tools-fd-${Deno.uid()}`,
-        "--allow-run=bash",
-        "--allow-sys=uid",
-        "--no-prompt",
-        `${repo}bench/index_host.mjs`,
-        `file://${repo}mod.ts`,
-        tree,
-        ...tail,
-      ],
-  );
+  if (runtime === "node") {
+    return new Host(name, indexed, [
+      "node",
+      `${repo}bench/index_host.mjs`,
+      `${repo}npm/mod.js`,
+      tree,
+      ...tail,
+    ]);
+  }
+  const flags = runtime === "deno -A" ? ["-A"] : await narrowFlags(tree);
+  return new Host(name, indexed, [
+    "deno",
+    "run",
+    "--quiet",
+    ...flags,
+    `${repo}bench/index_host_deno.ts`,
+    tree,
+    ...tail,
+  ]);
 }
 
 /** A reference tool as a whole process, its output parsed to the host's form. */
@@ -439,15 +451,18 @@ async function main(): Promise<void> {
 
     // One build at a time: the two cores are the build's alone.
     const startups = new Map<Host, Startup & { readonly peakRss: number }>();
-    for (
-      const [runtime, indexed] of [["node", true], ["deno", true], ["node", false], [
-        "deno",
-        false,
-      ]] as const
-    ) {
+    const runs: [HostRuntime, boolean][] = [
+      ["node", true],
+      ["deno -A", true],
+      ["deno narrow", true],
+      ["node", false],
+      ["deno -A", false],
+      ["deno narrow", false],
+    ];
+    for (const [runtime, indexed] of runs) {
       // The page cache right before each build: this machine evicts what sat idle for a minute.
       if (indexed) await warmCache(tree);
-      const host = startHost(runtime, tree, indexed);
+      const host = await startHost(runtime, tree, indexed);
       hosts.push(host);
       const startup = await host.next<Startup>();
       startups.set(host, { ...startup, peakRss: await peakRss(host.pid) });
@@ -456,24 +471,53 @@ async function main(): Promise<void> {
       }
       if (startup.error !== null) problems.push(`${host.name}: index not built: ${startup.error}`);
     }
+    // More builds, alternating between the runtimes as the first, each in a host closed after it:
+    // one build each would compare moments of a shared machine as much as the runtimes.
+    const buildTimes = new Map<string, number[]>();
+    for (const host of hosts.filter((h) => h.indexed)) {
+      const ms = startups.get(host)!.buildMs;
+      buildTimes.set(host.name, ms === null ? [] : [ms]);
+    }
+    for (let round = 1; round < builds; round++) {
+      for (const [runtime, indexed] of runs.filter(([, indexed]) => indexed)) {
+        await warmCache(tree);
+        const host = await startHost(runtime, tree, indexed);
+        const startup = await host.next<Startup>();
+        await host.close();
+        if (startup.buildMs !== null && startup.error === null) {
+          buildTimes.get(host.name)?.push(startup.buildMs);
+        }
+      }
+    }
 
     console.log("\n### Index build and memory (warm page cache)\n");
     console.log(
-      "| host | build s (createSession to ready) | state | files | directories | indexed bytes | " +
+      "| host | build s (createSession to ready; median (each build)) | build / Node's | state | files | directories | " +
+        "indexed bytes | " +
         "stats().memory | RSS before → after build | RSS growth | peak RSS | " +
         "longest event-loop stall during the build |",
     );
-    console.log("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    console.log("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    const buildOf = (host: Host) => {
+      const times = buildTimes.get(host.name) ?? [];
+      return times.length === 0 ? null : median(times);
+    };
+    const nodeBuild = buildOf(hosts.find((h) => h.indexed && h.name.includes("(node"))!);
     for (const host of hosts.filter((h) => h.indexed)) {
       const s = startups.get(host)!;
+      const build = buildOf(host);
       const st = s.stats;
       const growth = s.rssAfter - s.rssBefore;
       console.log(
-        `| ${host.name} | ${s.buildMs === null ? "—" : (s.buildMs / 1000).toFixed(2)} | ${
-          st?.state ?? "none"
-        } | ${st?.files ?? "—"} | ${st?.directories ?? "—"} | ${st ? mib(st.bytes) : "—"} | ${
-          st ? `${mib(st.memory)} (${percent(st.memory, st.bytes)} of bytes)` : "—"
-        } | ${mib(s.rssBefore)} → ${mib(s.rssAfter)} | ${mib(growth)}${
+        `| ${host.name} | ${build === null ? "—" : (build / 1000).toFixed(2)} (${
+          (buildTimes.get(host.name) ?? []).map((ms) => (ms / 1000).toFixed(2)).join(", ")
+        }) | ${
+          build === null || nodeBuild === null ? "—" : `${(build / nodeBuild).toFixed(2)}x`
+        } | ${st?.state ?? "none"} | ${st?.files ?? "—"} | ${st?.directories ?? "—"} | ${
+          st ? mib(st.bytes) : "—"
+        } | ${st ? `${mib(st.memory)} (${percent(st.memory, st.bytes)} of bytes)` : "—"} | ${
+          mib(s.rssBefore)
+        } → ${mib(s.rssAfter)} | ${mib(growth)}${
           st ? ` (${percent(growth, st.bytes)} of bytes)` : ""
         } | ${mib(s.peakRss)} | ${s.stallMs.toFixed(0)} ms (${s.stalls} over 50 ms) |`,
       );

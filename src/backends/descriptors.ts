@@ -98,20 +98,34 @@ function names(link: string, real: string): boolean {
 }
 
 /**
+ * Whether the object of `fd` is now at `real`, as `route` answers: to be
+ * relied on only after a check of the route that comes after it (a caller
+ * that asks about many descriptors checks the route once, before it relies
+ * on any of the answers; see {@link holdsSync}).
+ */
+export function answersAt(route: DescriptorRoute, fd: number, real: string): boolean {
+  try {
+    return names(readlinkSync(descriptorPath(route.path, fd)), real);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Whether the object of `fd` is now at `real` (best effort without a route).
  * Throws a {@link RouteChanged} when the route's answer cannot be relied on.
  */
 export function holdsSync(route: DescriptorRoute | null, fd: number, real: string): boolean {
-  let answer: boolean;
-  try {
-    answer = route !== null
-      ? names(readlinkSync(descriptorPath(route.path, fd)), real)
-      : sameObject(fstatSync(fd), lstatSync(real)) && realpathSync(real) === real;
-  } catch {
-    answer = false;
+  if (route !== null) {
+    const answer = answersAt(route, fd, real);
+    route.check();
+    return answer;
   }
-  route?.check();
-  return answer;
+  try {
+    return sameObject(fstatSync(fd), lstatSync(real)) && realpathSync(real) === real;
+  } catch {
+    return false;
+  }
 }
 
 /**

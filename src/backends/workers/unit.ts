@@ -16,7 +16,7 @@ import type { Stats } from "node:fs";
 import { resultCount } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import { descriptorPath, holdsSync, OPEN_RESOLVES_ITSELF, sameObject } from "../descriptors.ts";
+import { answersAt, descriptorPath, holdsSync, OPEN_RESOLVES_ITSELF } from "../descriptors.ts";
 import { ToolError } from "../../errors.ts";
 import type { DescriptorRoute } from "../descriptors.ts";
 import type { Routes } from "../descriptor_route.ts";
@@ -127,6 +127,7 @@ class UnitWalk {
     io: WalkSyncIO<string>,
     readonly scan: (real: string, request: ScanRequest, stopped: () => boolean) => ScanResult,
     readonly send: (answer: UnitAnswer) => void,
+    readonly confirm: () => void,
   ) {
     this.flags = new Int32Array(spec.flags);
     this.walk = new WalkSync(io, {
@@ -168,6 +169,8 @@ class UnitWalk {
   }
 
   flush(done: boolean): void {
+    // What the batch rests on (listings, files opened) came through a route checked here.
+    this.confirm();
     const { id } = this.spec;
     const results = this.listing ? null : this.results;
     this.send({
@@ -197,6 +200,7 @@ class UnitWalk {
       return;
     }
     const { directory: real, display, names, ignore } = handed;
+    this.confirm();
     this.send({ id: this.spec.id, unit: this.name, handOn: { real, display, ignore, names } });
   }
 
@@ -251,17 +255,51 @@ const KEPT_DIRECTORIES = 64;
  * that the files of a directory are opened inside exactly it
  * (`/proc/self/fd/N/name`) with no check of their own. Walking the Linux
  * tree, verifying each file where it was opened instead cost a fifth more
- * time. Without a route, each file is verified where it is opened (best
- * effort). {@link release} closes them all, at the end of each unit.
+ * time. Where the runtime's open resolves a path itself (Deno), a path
+ * inside a directory's descriptor is turned back into a plain one before the
+ * open, so it gains nothing there: each file is opened by its real path and
+ * verified where it was opened, with one call. Without a route, each file is
+ * verified where it is opened (best effort). {@link release} closes the
+ * directories, at the end of each unit.
+ *
+ * The answers that come through a link route (a descriptor's path, a
+ * listing, a lookup) are relied on only once a check of the link after them
+ * passed: the link was the verified one from its verification to that check,
+ * so one check covers every answer before it. {@link confirm} makes that
+ * check; a worker calls it before anything that rests on those answers
+ * leaves it (a batch of results, a unit handed on, an answer to a job).
  */
 export class VerifiedDirectories {
   readonly #routes: Routes;
   // In the order used, the most recent last.
   readonly #open = new Map<string, number>();
+  /** The route whose answers were used since it was last checked. */
+  #unchecked: DescriptorRoute | null = null;
 
   /** Directories reached through `routes`. */
   constructor(routes: Routes) {
     this.#routes = routes;
+  }
+
+  /**
+   * Notes that an answer of `route` was used: it is relied on once
+   * {@link confirm} has checked the route.
+   */
+  used(route: DescriptorRoute): void {
+    if (this.#unchecked !== null && this.#unchecked !== route) this.confirm();
+    this.#unchecked = route;
+  }
+
+  /**
+   * Checks the route whose answers were used since the last check; throws a
+   * `RouteChanged` when it is not the verified one any more (nothing that
+   * rests on those answers may then be used).
+   */
+  confirm(): void {
+    const route = this.#unchecked;
+    if (route === null) return;
+    this.#unchecked = null;
+    route.check();
   }
 
   /** The verified descriptor of directory `real`, or `null` when something else is there. */
@@ -277,7 +315,7 @@ export class VerifiedDirectories {
     // path and asked where it is.
     const slash = real.lastIndexOf("/");
     const parentPath = slash === 0 ? "/" : real.slice(0, slash);
-    const parent = this.#open.get(parentPath);
+    const parent = OPEN_RESOLVES_ITSELF ? undefined : this.#open.get(parentPath);
     if (parent !== undefined) {
       // Used again: the parent goes to the recent end, as its later children will need it.
       this.#open.delete(parentPath);
@@ -286,30 +324,17 @@ export class VerifiedDirectories {
     const parentRoute = parent === undefined ? null : this.#routes.of(parent);
     let fd: number;
     let route: DescriptorRoute | null;
-    if (parentRoute !== null && !OPEN_RESOLVES_ITSELF) {
+    if (parentRoute !== null) {
       fd = openSync(
         descriptorPath(parentRoute.path, parent!, real.slice(slash + 1)),
         DIRECTORY_FLAGS,
       );
-      try {
-        parentRoute.check();
-      } catch (error) {
-        closeSync(fd);
-        throw error;
-      }
+      this.used(parentRoute);
       route = parentRoute;
     } else {
-      fd = openSync(real, DIRECTORY_FLAGS);
-      try {
-        route = this.#routes.of(fd);
-        if (!holdsSync(route, fd, real)) {
-          closeSync(fd);
-          return null;
-        }
-      } catch (error) {
-        closeSync(fd);
-        throw error;
-      }
+      fd = this.#openByPath(real, DIRECTORY_FLAGS);
+      if (fd === -1) return null;
+      route = this.#routes.of(fd);
     }
     this.#open.set(real, fd);
     if (this.#open.size > KEPT_DIRECTORIES) {
@@ -321,37 +346,51 @@ export class VerifiedDirectories {
   }
 
   /**
+   * Opens `real` by its path and asks where what it opened is: its
+   * descriptor, or -1 (closed) when it is not at `real`. Throws what the open
+   * throws.
+   */
+  #openByPath(real: string, flags: number): number {
+    const fd = openSync(real, flags);
+    let there: boolean;
+    try {
+      const route = this.#routes.of(fd);
+      if (route === null) there = holdsSync(null, fd, real);
+      else {
+        there = answersAt(route, fd, real);
+        this.used(route);
+      }
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    if (there) return fd;
+    closeSync(fd);
+    return -1;
+  }
+
+  /**
    * The descriptor of file `real` opened for `flags` inside its verified
-   * directory, or `null` when it cannot be opened or is not where it was.
+   * directory (by its real path and verified there, where the runtime's open
+   * resolves paths itself), or `null` when it cannot be opened or is not
+   * where it was.
    */
   openFile(real: string, flags: number): number | null {
     const slash = real.lastIndexOf("/");
     const parent = slash === 0 ? "/" : real.slice(0, slash);
     try {
-      const directory = this.directory(parent);
-      if (directory === null) return null;
-      if (directory.route !== null) {
-        const inside = descriptorPath(directory.route.path, directory.fd, real.slice(slash + 1));
-        const fd = openSync(inside, flags);
-        // Deno's open turns the descriptor path back into a plain path (to check it against its
-        // flags) and opens that, which a link swapped in meanwhile can redirect; its lstat does
-        // not, so the file opened must be the one the directory holds under that name.
-        const there = !OPEN_RESOLVES_ITSELF || sameObject(fstatSync(fd), lstatSync(inside));
-        try {
-          // What came through a link route is relied on only if the link did not change.
-          directory.route.check();
-        } catch (error) {
-          closeSync(fd);
-          throw error;
+      if (!OPEN_RESOLVES_ITSELF) {
+        const directory = this.directory(parent);
+        if (directory === null) return null;
+        if (directory.route !== null) {
+          const inside = descriptorPath(directory.route.path, directory.fd, real.slice(slash + 1));
+          const fd = openSync(inside, flags);
+          this.used(directory.route);
+          return fd;
         }
-        if (there) return fd;
-        closeSync(fd);
-        return null;
       }
-      const fd = openSync(real, flags);
-      if (holdsSync(null, fd, real)) return fd;
-      closeSync(fd);
-      return null;
+      const fd = this.#openByPath(real, flags);
+      return fd === -1 ? null : fd;
     } catch (error) {
       // A changed route fails the search; anything else passes the file over.
       if (error instanceof ToolError) throw error;
@@ -362,7 +401,8 @@ export class VerifiedDirectories {
   /**
    * The metadata of file `real`, looked up without following a link, inside
    * its verified directory where the runtime can name it (elsewhere by its
-   * real path), or `null` when it cannot be looked up.
+   * real path), or `null` when it cannot be looked up. Relied on once
+   * {@link confirm} passed.
    */
   statFile(real: string): Stats | null {
     const slash = real.lastIndexOf("/");
@@ -373,8 +413,7 @@ export class VerifiedDirectories {
       const stats = lstatSync(
         descriptorPath(directory.route.path, directory.fd, real.slice(slash + 1)),
       );
-      // Relied on only if the link route did not change meanwhile (else: unknown, read again).
-      directory.route.check();
+      this.used(directory.route);
       return stats;
     } catch {
       return null;
@@ -433,7 +472,7 @@ export function workerWalkIO(
         if (route === null) return list(real);
         const entries = list(descriptorPath(route.path, fd));
         // The names came through the route: they are this directory's only if it did not change.
-        route.check();
+        directories.used(route);
         return entries;
       } catch (error) {
         const code = codeOfRuntimeError(error);
@@ -448,24 +487,29 @@ export function workerWalkIO(
   };
 }
 
-/** Walks one unit, sending its results, the units it hands on, and its end. */
+/**
+ * Walks one unit, sending its results, the units it hands on, and its end;
+ * `confirm` checks the route the answers sent rest on, before each send
+ * (see {@link VerifiedDirectories.confirm}).
+ */
 export function runUnit(
   job: UnitJob,
   io: WalkSyncIO<string>,
   scan: (real: string, request: ScanRequest, stopped: () => boolean) => ScanResult,
   send: (answer: UnitAnswer) => void,
+  confirm: () => void,
 ): void {
-  const walk = new UnitWalk(job.spec, job.unit, io, scan, send);
+  const walk = new UnitWalk(job.spec, job.unit, io, scan, send, confirm);
+  const fail = (error: unknown) =>
+    send({ id: job.spec.id, unit: walk.name, error: (error as Error)?.message ?? String(error) });
   try {
     walk.run();
   } catch (error) {
-    if (error instanceof Stopped || walk.stopped()) walk.flush(true);
-    else {
-      send({
-        id: job.spec.id,
-        unit: walk.name,
-        error: (error as Error)?.message ?? String(error),
-      });
+    if (!(error instanceof Stopped || walk.stopped())) return fail(error);
+    try {
+      walk.flush(true);
+    } catch (failure) {
+      fail(failure);
     }
   }
 }

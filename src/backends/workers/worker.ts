@@ -216,6 +216,8 @@ function buildSegment(directories: VerifiedDirectories, job: SegmentJob): Segmen
         sizes[i] = content.length;
       }
     }
+    // The files were opened through the route: the segment stands only if it did not change.
+    directories.confirm();
     return { id: job.id, segment: builder.finish(), locals, sizes, stamps };
   } catch (error) {
     return { id: job.id, segment: null, locals, sizes, stamps, error: String(error) };
@@ -233,9 +235,12 @@ function stampFiles(directories: VerifiedDirectories, job: StampJob): StampAnswe
       const stats = directories.statFile(job.files[i]);
       if (stats?.isFile()) writeStamp(stamps, i, stats, Date.now());
     }
+    // Looked up through the route: the stamps stand only if it did not change.
+    directories.confirm();
   } catch {
-    // A route to descriptors that changed or cannot be had: the stamps left are unknown, so
-    // their files are read again (and that read fails as any other would).
+    // A route to descriptors that changed or cannot be had: the stamps are unknown, so their
+    // files are read again (and that read fails as any other would).
+    stamps.fill(NaN);
   }
   return { id: job.id, stamps };
 }
@@ -256,6 +261,8 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
     // Stopped during a file: the files scanned whole are answered.
     if (!(error instanceof ScanStopped)) throw error;
   }
+  // The files were opened through the route: their results stand only if it did not change.
+  directories.confirm();
   return { id: job.id, results };
 }
 
@@ -308,6 +315,7 @@ export function serveSearches(list: ListSync): void {
         (path, request, stopped) =>
           scanOne(directories, path, matcherFor(request), request, stopped),
         (answer) => parentPort!.postMessage(answer),
+        () => directories.confirm(),
       );
     } finally {
       // A directory kept open past its unit could be one moved since; the next unit verifies anew.

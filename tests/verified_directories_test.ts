@@ -1,0 +1,111 @@
+/**
+ * The spec's §11 "路径安全" for what a search worker opens
+ * (`src/backends/workers/unit.ts`): each file opened where its verified path
+ * is, and the answers that came through a link to `/proc/self/fd` relied on
+ * only once a check of the link after them passed, one check for a whole
+ * batch of files.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs/promises";
+import { closeSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { READ_FLAGS, VerifiedDirectories } from "../src/backends/workers/unit.ts";
+import { Routes } from "../src/backends/descriptor_route.ts";
+import type { DescriptorRoute } from "../src/backends/descriptors.ts";
+import { sh, tempDir } from "./helpers.ts";
+
+/** The routes of `candidates`, counting the checks of the route found. */
+class CountingRoutes extends Routes {
+  checks = 0;
+  #wrapped: { route: DescriptorRoute; counting: DescriptorRoute } | null = null;
+
+  override of(fd: number): DescriptorRoute | null {
+    const route = super.of(fd);
+    if (route === null) return null;
+    if (this.#wrapped?.route !== route) {
+      const counting = { path: route.path, check: () => (this.checks++, route.check()) };
+      this.#wrapped = { route, counting };
+    }
+    return this.#wrapped.counting;
+  }
+}
+
+/** A root with d/f0…f{n-1} (each holding its name), a file outside it, and a link to /proc/self/fd. */
+async function layout(files: number) {
+  const dir = await tempDir();
+  const root = join(dir.path, "repo");
+  await fs.mkdir(join(root, "d"), { recursive: true });
+  for (let i = 0; i < files; i++) await fs.writeFile(join(root, "d", `f${i}`), `f${i}\n`);
+  const outside = join(dir.path, "secret.txt");
+  await fs.writeFile(outside, "secret\n");
+  const link = join(dir.path, "fd");
+  await sh('ln -s /proc/self/fd "$1"', link);
+  return { ...dir, root, outside, link };
+}
+
+/** The text of an open descriptor, closed after. */
+function text(fd: number): string {
+  const buffer = new Uint8Array(64);
+  try {
+    return new TextDecoder().decode(buffer.subarray(0, readSync(fd, buffer, 0, 64, 0)));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+test("路径安全 (search workers): the files of a batch opened through a link route are relied on after one check of the link, not one each", async () => {
+  const dir = await layout(8);
+  try {
+    const routes = new CountingRoutes([dir.link]);
+    const directories = new VerifiedDirectories(routes);
+    for (let i = 0; i < 8; i++) {
+      const fd = directories.openFile(join(dir.root, "d", `f${i}`), READ_FLAGS);
+      assert.notEqual(fd, null);
+      assert.equal(text(fd!), `f${i}\n`);
+    }
+    assert.equal(routes.checks, 0, "no check before the batch is relied on");
+    directories.confirm();
+    assert.equal(routes.checks, 1);
+    // Nothing used through the route since: nothing to check.
+    directories.confirm();
+    assert.equal(routes.checks, 1);
+    directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): a link route replaced after files were opened through it fails the check that their results wait for", async () => {
+  const dir = await layout(2);
+  try {
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    const fd = directories.openFile(join(dir.root, "d", "f0"), READ_FLAGS);
+    assert.notEqual(fd, null);
+    closeSync(fd!);
+    // Another link to the same place is still another object: what came through the old one
+    // cannot be told apart from what a replacement leading elsewhere would have given.
+    await fs.rm(dir.link);
+    await sh('ln -s /proc/self/fd "$1"', dir.link);
+    assert.throws(() => directories.confirm(), /was replaced or moved/);
+    directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): a file whose place a link to outside took is not opened, and one opened is the object at its path", async () => {
+  const dir = await layout(2);
+  try {
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    const swapped = join(dir.root, "d", "f1");
+    await fs.rm(swapped);
+    await sh('ln -s "$1" "$2"', dir.outside, swapped);
+    assert.equal(directories.openFile(swapped, READ_FLAGS), null);
+    assert.equal(text(directories.openFile(join(dir.root, "d", "f0"), READ_FLAGS)!), "f0\n");
+    directories.confirm();
+    directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
