@@ -1,0 +1,259 @@
+/**
+ * The MCP server against the official v2 client (`@modelcontextprotocol/client`),
+ * pinned to protocol revision 2026-07-28 and in its 2025 (legacy) mode, over
+ * stdio (the CLI) and Streamable HTTP: connect, list the seven tools, call,
+ * an approval declined (nothing written) and accepted (written), an approval
+ * answer forged or replayed (nothing runs), and two concurrent requests with
+ * different working directories.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { Buffer } from "node:buffer";
+import { pathToFileURL } from "node:url";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { createSession, finalizeToolset } from "../mod.ts";
+import { serveHttp } from "../mcp.ts";
+import { ALL_TOOLS, tempDir } from "./helpers.ts";
+import { cliCommand, ENV } from "./mcp_helpers.ts";
+
+type Era = "2026-07-28" | "legacy";
+type Wire = "stdio" | "http";
+
+/** What the person answers when the server asks. */
+interface Person {
+  answer: "accept" | "decline";
+  asked: string[];
+}
+
+interface Connected {
+  client: Client;
+  close(): Promise<void>;
+}
+
+function makeClient(era: Era, person: Person, manual = false): Client {
+  const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
+    capabilities: { elicitation: { form: {} } },
+    ...(era === "legacy" ? {} : { versionNegotiation: { mode: { pin: era } } }),
+    ...(manual ? { inputRequired: { autoFulfill: false } } : {}),
+  });
+  client.setRequestHandler("elicitation/create", (request) => {
+    person.asked.push(String((request.params as { message?: unknown }).message));
+    return Promise.resolve(
+      person.answer === "accept"
+        ? { action: "accept" as const, content: { approve: true } }
+        : { action: "decline" as const },
+    );
+  });
+  return client;
+}
+
+/** The CLI's MCP server over stdio in `root` (`--root` unless `roots` lets requests name theirs). */
+async function overStdio(client: Client, root: string, fixedRoot = true): Promise<Connected> {
+  const { command, args } = cliCommand();
+  const transport = new StdioClientTransport({
+    command,
+    args: [...args, "mcp", "--mode", "default", ...(fixedRoot ? ["--root", root] : [])],
+    env: ENV,
+    cwd: root,
+    stderr: "ignore",
+  });
+  await client.connect(transport);
+  return { client, close: () => client.close() };
+}
+
+/** The HTTP server in `root`; without `fixedRoot`, requests may name their working directory. */
+async function overHttp(client: Client, root: string, fixedRoot = true): Promise<Connected> {
+  const make = async (workingDirectory: string) =>
+    finalizeToolset({
+      session: await createSession({ workingDirectory, permissions: { mode: "default" } }),
+    });
+  const served = await serveHttp(() => make(root), {
+    port: 0,
+    name: "openwork-tools",
+    version: "test",
+    ...(fixedRoot ? {} : { toolsetForRoot: make }),
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(served.url), {
+    requestInit: { headers: { Authorization: `Bearer ${served.token}` } },
+  });
+  await client.connect(transport);
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      await served.close();
+    },
+  };
+}
+
+function connect(wire: Wire, client: Client, root: string, fixedRoot = true): Promise<Connected> {
+  return wire === "stdio" ? overStdio(client, root, fixedRoot) : overHttp(client, root, fixedRoot);
+}
+
+function text(result: unknown): string {
+  return (result as { content: { text: string }[] }).content.map((c) => c.text).join("\n");
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await stat(path).then(() => true, () => false);
+}
+
+for (const wire of ["stdio", "http"] as const) {
+  for (const era of ["2026-07-28", "legacy"] as const) {
+    test(`MCP ${era} over ${wire}: the official v2 client connects, lists the 7 tools and calls one, with and without arguments`, async () => {
+      const dir = await tempDir();
+      await writeFile(`${dir.path}/hello.txt`, "hello from the root\n");
+      const person: Person = { answer: "accept", asked: [] };
+      const { client, close } = await connect(wire, makeClient(era, person), dir.path);
+      try {
+        if (era !== "legacy") assert.equal(client.getNegotiatedProtocolVersion(), era);
+        const { tools } = await client.listTools();
+        assert.deepEqual(tools.map((t) => t.name).sort(), [...ALL_TOOLS].sort());
+        const read = await client.callTool({ name: "read", arguments: { path: "hello.txt" } });
+        assert.equal(read.isError, false);
+        assert.match(text(read), /hello from the root/);
+        // `arguments` is optional: the tool runs with {} and its own check answers.
+        const bare = await client.callTool({ name: "list" });
+        assert.equal(bare.isError, false, text(bare));
+        assert.match(text(bare), /hello\.txt/);
+      } finally {
+        await close();
+        await dir.cleanup();
+      }
+    });
+
+    test(`MCP ${era} over ${wire}: an approval the person declines writes nothing; one accepted writes`, async () => {
+      const dir = await tempDir();
+      const person: Person = { answer: "decline", asked: [] };
+      const { client, close } = await connect(wire, makeClient(era, person), dir.path);
+      try {
+        const declined = await client.callTool({
+          name: "write",
+          arguments: { path: "declined.txt", content: "no\n" },
+        });
+        assert.equal(declined.isError, true);
+        assert.match(text(declined), /declined/);
+        assert.equal(person.asked.length, 1);
+        assert.match(person.asked[0], /declined\.txt/);
+        assert.equal(await exists(`${dir.path}/declined.txt`), false);
+
+        person.answer = "accept";
+        const accepted = await client.callTool({
+          name: "write",
+          arguments: { path: "accepted.txt", content: "yes\n" },
+        });
+        assert.equal(accepted.isError, false, text(accepted));
+        assert.equal(person.asked.length, 2);
+        assert.equal(await readFile(`${dir.path}/accepted.txt`, "utf8"), "yes\n");
+      } finally {
+        await close();
+        await dir.cleanup();
+      }
+    });
+  }
+
+  test(`MCP 2026-07-28 over ${wire}: a forged, replayed or mismatched approval answer runs nothing`, async () => {
+    const dir = await tempDir();
+    const person: Person = { answer: "accept", asked: [] };
+    const { client, close } = await connect(
+      wire,
+      makeClient("2026-07-28", person, true),
+      dir.path,
+    );
+    const target = `${dir.path}/approved.txt`;
+    const accept = { approve: { action: "accept", content: { approve: true } } };
+    const call = (params: Record<string, unknown>) =>
+      client.callTool(
+        { name: "write", arguments: { path: "approved.txt", content: "ran\n" }, ...params },
+        { allowInputRequired: true } as never,
+      ) as Promise<Record<string, unknown>>;
+    try {
+      const asked = await call({});
+      assert.equal(asked.resultType, "input_required");
+      const state = asked.requestState as string;
+      assert.equal(typeof state, "string");
+      assert.equal(await exists(target), false);
+
+      // An acceptance without the state, or with a state the server did not sign.
+      const unsigned = await call({ inputResponses: accept });
+      assert.equal(unsigned.resultType, "input_required");
+      const [head, body, mac] = state.split(".");
+      const forgedBody = Buffer.from(
+        JSON.stringify({
+          ...JSON.parse(Buffer.from(body, "base64url").toString()),
+          p: { name: "write", input: "0", question: "0", root: dir.path, nonce: "forged" },
+        }),
+      ).toString("base64url");
+      await assert.rejects(
+        call({ inputResponses: accept, requestState: `${head}.${forgedBody}.${mac}` }),
+      );
+      assert.equal(await exists(target), false);
+
+      // The state of one call does not approve another.
+      const other = await client.callTool(
+        {
+          name: "write",
+          arguments: { path: "approved.txt", content: "something else\n" },
+          inputResponses: accept,
+          requestState: state,
+        } as never,
+        { allowInputRequired: true } as never,
+      );
+      assert.equal(other.isError, true);
+      assert.match(text(other), /does not belong to this call/);
+      assert.equal(await exists(target), false);
+
+      // The real answer runs the call once; the same answer again runs nothing.
+      const approved = await call({ inputResponses: accept, requestState: state });
+      assert.equal(approved.isError, false, text(approved));
+      assert.equal(await readFile(target, "utf8"), "ran\n");
+      await rm(target);
+      const replayed = await call({ inputResponses: accept, requestState: state });
+      assert.equal(replayed.isError, true);
+      assert.match(text(replayed), /used already/);
+      assert.equal(await exists(target), false);
+    } finally {
+      await close();
+      await dir.cleanup();
+    }
+  });
+
+  test(`MCP 2026-07-28 over ${wire}: two concurrent requests with different working directories each read their own`, async () => {
+    const dir = await tempDir();
+    const [first, second] = [`${dir.path}/first`, `${dir.path}/second`];
+    await mkdir(first);
+    await mkdir(second);
+    await writeFile(`${first}/which.txt`, "the first root\n");
+    await writeFile(`${second}/which.txt`, "the second root\n");
+    const person: Person = { answer: "accept", asked: [] };
+    const { client, close } = await connect(
+      wire,
+      makeClient("2026-07-28", person),
+      dir.path,
+      false,
+    );
+    const readIn = (root: string, path = "which.txt") =>
+      client.callTool({
+        name: "read",
+        arguments: { path },
+        _meta: { "openwork/root": pathToFileURL(root).href },
+      });
+    try {
+      const [a, b] = await Promise.all([readIn(first), readIn(second)]);
+      assert.match(text(a), /the first root/);
+      assert.match(text(b), /the second root/);
+      // A request's root is its boundary: the other root is outside it.
+      const outside = await readIn(second, `${first}/which.txt`);
+      assert.equal(outside.isError, true);
+      assert.match(text(outside), /path_outside_root/);
+      // Without a root of its own, a request runs in the server's directory.
+      const own = await client.callTool({ name: "read", arguments: { path: "first/which.txt" } });
+      assert.match(text(own), /the first root/);
+    } finally {
+      await close();
+      await dir.cleanup();
+    }
+  });
+}
