@@ -91,11 +91,11 @@ export function refusal(
 }
 
 /** The refusal's `how` for `--approval policy`. */
-export const POLICY_ONLY =
+export const POLICY_ONLY: string =
   "the server runs with --approval policy, which runs only what the policy allows, so it " +
   "was not run";
 
 /** The refusal's `how` for a client that cannot ask the person. */
-export const NO_ELICITATION =
+export const NO_ELICITATION: string =
   "this MCP client cannot ask the person (no elicitation support), so it was not run; a " +
   "client that confirms each tool call itself can start the server with --approval client";
