@@ -10,12 +10,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { Buffer } from "node:buffer";
+import { randomUUID } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createSession, finalizeToolset } from "../mod.ts";
 import { serveHttp } from "../mcp.ts";
-import { ALL_TOOLS, tempDir } from "./helpers.ts";
+import { ALL_TOOLS, sh, tempDir, until } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
 type Era = "2026-07-28" | "legacy";
@@ -94,6 +95,17 @@ function connect(wire: Wire, client: Client, root: string, fixedRoot = true): Pr
 
 function text(result: unknown): string {
   return (result as { content: { text: string }[] }).content.map((c) => c.text).join("\n");
+}
+
+/** The live processes in the process groups of the processes whose command line has `tag`. */
+async function groupOf(tag: string): Promise<number[]> {
+  // Deno reads /proc only with every permission; ps is run through bash, which `--allow-run` grants.
+  const rows = (await sh("ps -eo pid=,pgid=,stat=,args=")).split("\n").map((line) => {
+    const [pid, pgid, state, ...args] = line.trim().split(/\s+/);
+    return { pid: Number(pid), pgid: Number(pgid), live: !state?.startsWith("Z"), args };
+  }).filter((row) => row.live && row.pid > 0);
+  const groups = new Set(rows.filter((r) => r.args.join(" ").includes(tag)).map((r) => r.pgid));
+  return rows.filter((r) => groups.has(r.pgid)).map((r) => r.pid);
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -214,6 +226,36 @@ for (const wire of ["stdio", "http"] as const) {
       assert.equal(replayed.isError, true);
       assert.match(text(replayed), /used already/);
       assert.equal(await exists(target), false);
+    } finally {
+      await close();
+      await dir.cleanup();
+    }
+  });
+
+  test(`MCP 2026-07-28 over ${wire}: bash streams progress, and a cancelled call ends its process group`, async () => {
+    const dir = await tempDir();
+    const person: Person = { answer: "accept", asked: [] };
+    const { client, close } = await connect(wire, makeClient("2026-07-28", person), dir.path);
+    try {
+      const progress: string[] = [];
+      const ticks = await client.callTool(
+        { name: "bash", arguments: { command: "for i in 1 2 3; do echo tick $i; done" } },
+        { onprogress: (p: { message?: string }) => progress.push(String(p.message ?? "")) },
+      );
+      assert.equal(ticks.isError, false, text(ticks));
+      assert.match(text(ticks), /tick 3/);
+      assert.ok(progress.join("").includes("tick 1"), `progress: ${JSON.stringify(progress)}`);
+
+      const tag = `owt-current-cancel-${randomUUID()}`;
+      const cancel = new AbortController();
+      const call = client.callTool(
+        { name: "bash", arguments: { command: `sleep 300 & sleep 300; : ${tag}` } },
+        { signal: cancel.signal },
+      );
+      await until(async () => (await groupOf(tag)).length >= 3, "bash and its two sleeps run");
+      cancel.abort();
+      await assert.rejects(call);
+      await until(async () => (await groupOf(tag)).length === 0, "the process group is gone");
     } finally {
       await close();
       await dir.cleanup();

@@ -129,15 +129,16 @@ export function createModernEngine(
       ?.[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown> | undefined;
 
     let asked: string | undefined;
-    const approve = async (
+    // Decided at once, from the request alone: this revision has no question mid-call.
+    const decide = (
       { prepared, verdict, question }: ApprovalRequest,
-    ): Promise<ApprovalAnswer> => {
-      await Promise.resolve();
+    ): ApprovalAnswer => {
       const refused = (how: string) =>
         refusal(describeEffects(prepared.name, prepared.effects), verdict.source, how);
       if (approval === "client") return true;
       if (approval === "policy") return refused(POLICY_ONLY);
-      if (state !== undefined) {
+      // A retry that carries the state but no answer is asked again, with a fresh state.
+      if (state !== undefined && reply.kind !== "missing") {
         if (!echoed || state.question !== digest(question)) {
           return refused(
             "the approval the client sent back does not belong to this call, or was used " +
@@ -155,6 +156,7 @@ export function createModernEngine(
       asked = question;
       return { approved: false, reason: "asked" };
     };
+    const approve = (request: ApprovalRequest) => Promise.resolve(decide(request));
 
     const token = meta?.progressToken as string | number | undefined;
     let sent = 0;
