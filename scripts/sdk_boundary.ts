@@ -1,9 +1,9 @@
 /**
  * Where the built package may load the MCP server SDK: only the MCP entry
- * (`mcp.js`) and the files it imports. Every other entry's static imports
- * must not reach a file that loads it, so that `import "@openwork/tools"`
- * (and the CLI's other commands) never pay for it; the `mcp` command loads
- * the server with a dynamic import. The SDK's client, and the v1 SDK, are
+ * (`mcp.js`) and the files it imports, statically or dynamically. Every
+ * other entry's static imports must not reach a file that loads it, so that
+ * `import "@openwork/tools"` (and the CLI's other commands) never pay for
+ * it; the `mcp` command loads the server with a dynamic import. The SDK's client, and the v1 SDK, are
  * the tests' oracles: no file of the package loads them.
  *
  * @module
@@ -31,15 +31,28 @@ export function sdkImports(code: string): string[] {
   return [...names];
 }
 
-/** The files reached from `entry` by static relative imports (paths as in `files`). */
-export function reachable(entry: string, files: ReadonlyMap<string, string>): Set<string> {
+/** The relative modules `code` imports dynamically (`import("…")` with a literal). */
+export function dynamicImports(code: string): string[] {
+  return [...code.matchAll(/\bimport\s*\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g)].map((m) => m[1]);
+}
+
+/**
+ * The files reached from `entry` by relative imports (paths as in `files`):
+ * static ones, and dynamic ones too when `dynamic` is set.
+ */
+export function reachable(
+  entry: string,
+  files: ReadonlyMap<string, string>,
+  dynamic = false,
+): Set<string> {
   const seen = new Set<string>();
   const stack = [normalize(entry)];
   while (stack.length > 0) {
     const file = stack.pop()!;
     if (seen.has(file) || !files.has(file)) continue;
     seen.add(file);
-    for (const target of staticImports(files.get(file)!)) {
+    const code = files.get(file)!;
+    for (const target of [...staticImports(code), ...(dynamic ? dynamicImports(code) : [])]) {
       stack.push(normalize(join(dirname(file), target)));
     }
   }
@@ -67,7 +80,7 @@ export function sdkBoundaryProblems(
       problems.push(`${file} imports ${name}, which the package does not depend on`);
     }
   }
-  const mcp = reachable(mcpEntry, files);
+  const mcp = reachable(mcpEntry, files, true);
   for (const file of loaders) {
     if (!mcp.has(file)) {
       problems.push(`${file} imports the MCP SDK but ${mcpEntry} does not import it`);

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { reachable, sdkBoundaryProblems, staticImports } from "./sdk_boundary.ts";
+import { dynamicImports, reachable, sdkBoundaryProblems, staticImports } from "./sdk_boundary.ts";
 
 const PACKAGE = new Map([
   ["mod.js", 'export { a } from "./src/a.js";\nimport "./src/side.js";'],
@@ -14,13 +14,23 @@ const PACKAGE = new Map([
   ["src/side.js", ""],
   [
     "src/mcp/server.js",
-    'import { Server } from "@modelcontextprotocol/server";\nimport { a } from "../a.js";',
+    'import { Server } from "@modelcontextprotocol/server";\nimport { a } from "../a.js";\n' +
+    'const later = () => import("./modern.js");',
   ],
+  ["src/mcp/modern.js", 'import { Server } from "@modelcontextprotocol/server";'],
 ]);
 
 test("build: the static imports of a built file, and the files an entry reaches", () => {
   assert.deepEqual(staticImports(PACKAGE.get("mod.js")!), ["./src/a.js", "./src/side.js"]);
   assert.deepEqual(staticImports(PACKAGE.get("cli.js")!), []);
+  assert.deepEqual(dynamicImports(PACKAGE.get("cli.js")!), ["./src/mcp/server.js"]);
+  assert.deepEqual([...reachable("cli.js", PACKAGE)], ["cli.js"]);
+  assert.deepEqual([...reachable("mcp.js", PACKAGE, true)].sort(), [
+    "mcp.js",
+    "src/a.js",
+    "src/mcp/modern.js",
+    "src/mcp/server.js",
+  ]);
   assert.deepEqual([...reachable("mcp.js", PACKAGE)].sort(), [
     "mcp.js",
     "src/a.js",
@@ -28,7 +38,7 @@ test("build: the static imports of a built file, and the files an entry reaches"
   ]);
 });
 
-test("build: the MCP entry may load the server SDK, and the CLI may load it dynamically", () => {
+test("build: the MCP entry may load the server SDK, statically or dynamically, and the CLI only dynamically", () => {
   assert.deepEqual(sdkBoundaryProblems(PACKAGE, ["mod.js", "mcp.js", "cli.js"], "mcp.js"), []);
 });
 

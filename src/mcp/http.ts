@@ -13,8 +13,9 @@ import { JSONRPC_ERROR, type JsonRpcId, requestIdOf } from "./jsonrpc.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 import { ConnectionGate } from "./connection_gate.ts";
-import { createModernEngine, type ModernEngine } from "./modern.ts";
-import { isModernHttpRequest, ModernHttp } from "./http_modern.ts";
+import type { ModernEngine } from "./modern.ts";
+import type { ModernHttp } from "./http_modern.ts";
+import { isModernHttpRequest } from "./eras.ts";
 
 /** How long a new connection may take to present request headers with the token, by default. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -229,7 +230,12 @@ export async function serveHttp(
   /** The 2026-07-28 engine: stateless, one for every such request, made on the first. */
   let modern: Promise<{ engine: ModernEngine; http: ModernHttp }> | undefined;
   function modernHttp(): Promise<{ engine: ModernEngine; http: ModernHttp }> {
-    modern ??= makeToolset().then((toolset) => {
+    // The official server package is loaded with the first such request.
+    modern ??= Promise.all([
+      makeToolset(),
+      import("./modern.ts"),
+      import("./http_modern.ts"),
+    ]).then(([toolset, { createModernEngine }, { ModernHttp }]) => {
       const engine = createModernEngine(toolset, options);
       return { engine, http: new ModernHttp(engine, () => {}, MAX_BODY_BYTES) };
     });

@@ -11,23 +11,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Buffer } from "node:buffer";
 import { createMcpHandler } from "@modelcontextprotocol/server";
-import { carriesEnvelope } from "./eras.ts";
 import type { ModernEngine } from "./modern.ts";
-import { LATEST_PROTOCOL_VERSION } from "./protocol.ts";
 
 /** The request headers not passed on: the body is handed over whole, already read. */
 const HOP_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding"]);
-
-/** Whether a request of `serveHttp` belongs to the 2026-07-28 revision. */
-export function isModernHttpRequest(request: IncomingMessage, body: unknown): boolean {
-  if (carriesEnvelope(body)) return true;
-  const header = request.headers["mcp-protocol-version"];
-  const version = Array.isArray(header) ? header[0] : header;
-  // A request that names a revision after 2025-11-25 without the envelope is the 2026-07-28
-  // handler's to refuse (revisions are dates: their order is the text's).
-  return version !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(version) &&
-    version > LATEST_PROTOCOL_VERSION;
-}
 
 /** Serves admitted 2026-07-28 requests with `engine`. */
 export class ModernHttp {

@@ -43,7 +43,7 @@ import {
   structuredTools,
   toolList,
 } from "./tool_answer.ts";
-import type { McpServerOptions } from "./server.ts";
+import type { McpServerOptions } from "./options.ts";
 
 /** The revision this engine serves. */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";

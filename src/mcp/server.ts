@@ -14,10 +14,10 @@ import type { ToolProgress } from "../contract/result.ts";
 import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
 import { McpServer } from "./protocol.ts";
+import type { McpServerOptions } from "./options.ts";
 import { StdioTransport } from "./stdio_transport.ts";
 import { routeEras } from "./eras.ts";
-import { createModernEngine } from "./modern.ts";
-import { serveStdio as serveModernStdio } from "@modelcontextprotocol/server/stdio";
+import type { ModernConnection } from "./modern_stdio.ts";
 import {
   answer,
   NO_ELICITATION,
@@ -38,43 +38,8 @@ const Elicited = v.looseObject({
   content: v.optional(v.record(v.string(), v.unknown())),
 });
 
-/**
- * Who decides a call the policy says to ask about:
- * - `elicit`: the person, asked through MCP elicitation where the client
- *   supports it; otherwise the call is refused, with a text that says how
- *   to change the mode.
- * - `client`: the client's own confirmation of each tool call is the gate,
- *   so the call runs (the tools' annotations tell the client which are risky).
- * - `policy`: nobody; only what the policy allows runs.
- */
-export type ApprovalMode = "elicit" | "client" | "policy";
-
-/** The approval modes, in the order the CLI names them. */
-export const APPROVAL_MODES: readonly ApprovalMode[] = ["elicit", "client", "policy"];
-
-/** Options of {@link createMcpServer}. */
-export interface McpServerOptions {
-  /** The server's name in `initialize` (default `openwork-tools`). */
-  readonly name?: string;
-  /** The server's version in `initialize`. */
-  readonly version?: string;
-  /** Who decides calls the policy asks about (default `elicit`). */
-  readonly approval?: ApprovalMode;
-  /**
-   * Makes a toolset whose working directory is `root`. When given, and the
-   * client declares `roots`, the working directory of new calls is the
-   * client's first `file://` root, read again on
-   * `notifications/roots/list_changed`; the toolset given to the server is
-   * used until then. A host that fixes the root (the CLI's `--root`) leaves
-   * it out.
-   */
-  readonly toolsetForRoot?: (root: string) => Promise<FinalizedToolset>;
-  /**
-   * Send every artifact whole in `_meta`, prior contents of any size
-   * included (default `false`: at most 64 KiB of them per result).
-   */
-  readonly fullArtifacts?: boolean;
-}
+export { APPROVAL_MODES } from "./options.ts";
+export type { ApprovalMode, McpServerOptions } from "./options.ts";
 
 /** The MCP server {@link createMcpServer} makes: an {@link McpServer} that also names its toolsets. */
 export type ToolsetServer = McpServer & {
@@ -207,7 +172,24 @@ export async function serveStdio(
   options: McpServerOptions = {},
 ): Promise<void> {
   const wire = new StdioTransport();
-  const { legacy, modern } = routeEras(wire);
+  const report = (error: Error) => {
+    // Bounded: the message may quote what the client sent (up to a whole line).
+    const message = error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message;
+    process.stderr.write(`openwork-tools mcp: ${message}\n`);
+    return message;
+  };
+  // Protocol revision 2026-07-28 is served by the official server package, loaded when a
+  // connection's first request is of that revision: a 2025 client never pays for it.
+  let modern: Promise<ModernConnection> | undefined;
+  const { legacy } = routeEras(wire, (channel) => {
+    modern = import("./modern_stdio.ts").then(({ serveModernStdio }) =>
+      serveModernStdio(toolset, options, channel, (error) => void report(error))
+    );
+    modern.catch((error) => {
+      report(error instanceof Error ? error : new Error(String(error)));
+      void wire.close();
+    });
+  });
   const routed = wire.onclose;
   const closed = new Promise<void>((resolve) =>
     wire.onclose = () => {
@@ -215,12 +197,6 @@ export async function serveStdio(
       resolve();
     }
   );
-  const report = (error: Error) => {
-    // Bounded: the message may quote what the client sent (up to a whole line).
-    const message = error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message;
-    process.stderr.write(`openwork-tools mcp: ${message}\n`);
-    return message;
-  };
   const server = createMcpServer(toolset, options);
   server.onerror = (error: Error) => {
     const message = report(error);
@@ -233,18 +209,11 @@ export async function serveStdio(
       .catch(() => {});
   };
   await server.connect(legacy);
-  // Protocol revision 2026-07-28, on the official server package: one instance for the
-  // connection, made when its first request carries the 2026-07-28 envelope.
-  const engine = createModernEngine(toolset, options);
-  const served = serveModernStdio(() => engine.server(), {
-    transport: modern,
-    legacy: "reject",
-    onerror: (error) => void report(error),
-  });
   await wire.start();
   await closed;
-  await served.close().catch(() => {});
-  const toolsets = new Set([...server.toolsets(), ...engine.toolsets()]);
+  const served = await modern?.catch(() => undefined);
+  await served?.close().catch(() => {});
+  const toolsets = new Set([...server.toolsets(), ...(served?.toolsets() ?? [])]);
   await Promise.all(
     [...toolsets].map((made: FinalizedToolset) => made.session.processes.shutdown()),
   );
