@@ -290,6 +290,9 @@ for (const wire of ["stdio", "http"] as const) {
       const outside = await readIn(second, `${first}/which.txt`);
       assert.equal(outside.isError, true);
       assert.match(text(outside), /path_outside_root/);
+      // A working directory that cannot be used is the request's error; the server keeps serving.
+      await assert.rejects(readIn(`${dir.path}/missing`), /cannot be used/);
+      assert.match(text(await readIn(first)), /the first root/);
       // Without a root of its own, a request runs in the server's directory.
       const own = await client.callTool({ name: "read", arguments: { path: "first/which.txt" } });
       assert.match(text(own), /the first root/);

@@ -3,7 +3,7 @@
  * package: stateless (no `initialize`, no session), every request carrying
  * its protocol version and the client's capabilities in `_meta`. It serves
  * `server/discover`, `tools/list` and `tools/call` from the same toolset and
- * the same answers as the 2025 engine ({@link createMcpServer}).
+ * the same answers as the 2025 engine (`createMcpServer`).
  *
  * Approval: a call the policy asks about is answered with `input_required`,
  * an elicitation for the person and a signed request state
@@ -69,7 +69,7 @@ function invalidParams(message: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 }
 
-/** Makes the 2026-07-28 engine for `toolset`, with the options of {@link createMcpServer}. */
+/** Makes the 2026-07-28 engine for `toolset`, with the options of `createMcpServer`. */
 export function createModernEngine(
   toolset: FinalizedToolset,
   options: McpServerOptions = {},
@@ -103,7 +103,12 @@ export function createModernEngine(
         `this server serves at most ${MAX_ROOTS} working directories; ${path} is one more`,
       );
     }
-    const making = make(path);
+    // A directory that cannot be used is the request's error, and is tried again next time.
+    const making = make(path).catch((error) => {
+      throw invalidParams(
+        `the working directory ${path} cannot be used: ${(error as Error)?.message ?? error}`,
+      );
+    });
     made.set(path, making);
     making.then((next) => settled.add(next), () => made.delete(path));
     return making;
