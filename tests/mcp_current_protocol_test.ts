@@ -9,6 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { type IncomingMessage, request as httpRequest } from "node:http";
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { pathToFileURL } from "node:url";
@@ -302,3 +303,62 @@ for (const wire of ["stdio", "http"] as const) {
     }
   });
 }
+
+test("MCP 2026-07-28 over HTTP: a client that reads its stream slowly gets progress dropped, not piled up, and still gets the answer", async () => {
+  const dir = await tempDir();
+  const served = await serveHttp(
+    async () => finalizeToolset({ session: await createSession({ workingDirectory: dir.path }) }),
+    { port: 0, approval: "client" },
+  );
+  try {
+    const produced = 32 * 1024 * 1024;
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: "noisy",
+      method: "tools/call",
+      params: {
+        name: "bash",
+        arguments: { command: `head -c ${produced} /dev/zero | tr '\\0' a; : > done` },
+        _meta: {
+          progressToken: "p",
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    });
+    // node:http, paused: nothing is read from the socket until the command has finished.
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const sent = httpRequest(served.url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${served.token}`,
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "bash",
+        },
+      }, resolve);
+      sent.on("error", reject);
+      sent.end(body);
+    });
+    response.pause();
+    await until(
+      () => readFile(`${dir.path}/done`).then(() => true, () => false),
+      "the command has finished",
+    );
+    response.setEncoding("utf8");
+    let text = "";
+    for await (const chunk of response) text += chunk;
+    const messages = text.split("\n").filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { message: string } });
+    const relayed = messages.filter((m) => m.method === "notifications/progress")
+      .reduce((sum, m) => sum + m.params!.message.length, 0);
+    assert.ok(relayed < produced / 2, `${relayed} of ${produced} bytes relayed as progress`);
+    const last = messages.at(-1) as { id?: string; result?: { isError: boolean } };
+    assert.deepEqual([last.id, last.result?.isError], ["noisy", false], text.slice(-500));
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});

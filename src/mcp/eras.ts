@@ -103,7 +103,7 @@ export class EraChannel implements McpTransport {
 export function routeEras(
   wire: McpTransport,
   onModern: (channel: EraChannel) => void,
-): { legacy: EraChannel; modern: EraChannel; era: () => Era | undefined } {
+): { legacy: EraChannel; modern: EraChannel } {
   const legacy = new EraChannel(wire);
   const modern = new EraChannel(wire);
   let era: Era | undefined;
@@ -119,5 +119,5 @@ export function routeEras(
     legacy.onclose?.();
     modern.onclose?.();
   };
-  return { legacy, modern, era: () => era };
+  return { legacy, modern };
 }

@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Buffer } from "node:buffer";
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import type { ModernEngine } from "./modern.ts";
+import { paceOf } from "./http_pace.ts";
 
 /** The request headers not passed on: the body is handed over whole, already read. */
 const HOP_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding"]);
@@ -46,13 +47,16 @@ export class ModernHttp {
       headers.set(name, Array.isArray(value) ? value.join(", ") : value);
     }
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    const forwarded = new Request(url, {
+      method: request.method,
+      headers,
+      ...(text === undefined ? {} : { body: text }),
+      signal: controller.signal,
+    });
+    const pace = paceOf(forwarded);
+    response.once("close", () => pace.caughtUp());
     const answered = await this.#handler.fetch(
-      new Request(url, {
-        method: request.method,
-        headers,
-        ...(text === undefined ? {} : { body: text }),
-        signal: controller.signal,
-      }),
+      forwarded,
       text === undefined ? {} : { parsedBody: body },
     );
     response.writeHead(answered.status, Object.fromEntries(answered.headers));
@@ -65,6 +69,7 @@ export class ModernHttp {
         const { done, value } = await reader.read();
         if (done) break;
         if (!response.write(Buffer.from(value))) {
+          pace.fellBehind();
           await new Promise<void>((resolve) => {
             const done = () => {
               response.off("drain", done);
@@ -74,6 +79,7 @@ export class ModernHttp {
             response.on("drain", done);
             response.on("close", done);
           });
+          pace.caughtUp();
         }
       }
     } finally {

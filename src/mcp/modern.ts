@@ -35,6 +35,7 @@ import type { ApprovalAnswer } from "../contract/policy.ts";
 import type { ToolProgress } from "../contract/result.ts";
 import { describeEffects } from "../contract/effects.ts";
 import { type ApprovalState, ApprovalStates, digest } from "./approval_state.ts";
+import { knownPace } from "./http_pace.ts";
 import {
   answer,
   NO_ELICITATION,
@@ -165,8 +166,12 @@ export function createModernEngine(
 
     const token = meta?.progressToken as string | number | undefined;
     let sent = 0;
-    const progress = token === undefined ? undefined : (event: ToolProgress) =>
-      request.notify({
+    // Over HTTP, the sink waits while the client is behind in reading: the tool's relay then
+    // holds events back, and past its budget drops them, rather than piling them up.
+    const pace = knownPace(ctx.http?.req);
+    const progress = token === undefined ? undefined : async (event: ToolProgress) => {
+      await pace?.ready();
+      await request.notify({
         method: "notifications/progress",
         params: {
           progressToken: token,
@@ -174,6 +179,7 @@ export function createModernEngine(
           message: event.kind === "message" ? event.message : event.chunk,
         },
       });
+    };
     const result = await session.call({
       name: params.name,
       input,
