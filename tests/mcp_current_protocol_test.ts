@@ -3,8 +3,9 @@
  * pinned to protocol revision 2026-07-28 and in its 2025 (legacy) mode, over
  * stdio (the CLI) and Streamable HTTP: connect, list the seven tools, call,
  * an approval declined (nothing written) and accepted (written), an approval
- * answer forged or replayed (nothing runs), and two concurrent requests with
- * different working directories.
+ * answer forged or replayed (nothing runs), progress and cancellation, two
+ * concurrent requests with different working directories, the three
+ * approval modes, and a client that reads its event stream slowly.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -359,6 +360,49 @@ test("MCP 2026-07-28 over HTTP: a client that reads its stream slowly gets progr
     assert.deepEqual([last.id, last.result?.isError], ["noisy", false], text.slice(-500));
   } finally {
     await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP 2026-07-28 over stdio: approval modes: elicit refuses a client without elicitation and names --approval client, client runs, policy refuses", async () => {
+  const dir = await tempDir();
+  // Not provably read-only: the policy asks about it in the default mode.
+  const command = "touch made-by-bash.txt";
+  try {
+    const outcomes: Record<string, { isError: boolean; text: string; made: boolean }> = {};
+    for (const approval of ["elicit", "client", "policy"]) {
+      const client = new Client({ name: "openwork-test", version: "1.0.0" }, {
+        capabilities: {},
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+      });
+      const { command: deno, args } = cliCommand();
+      await client.connect(
+        new StdioClientTransport({
+          command: deno,
+          args: [...args, "mcp", "--mode", "default", "--root", dir.path, "--approval", approval],
+          env: ENV,
+          stderr: "ignore",
+        }),
+      );
+      try {
+        const result = await client.callTool({ name: "bash", arguments: { command } });
+        const made = await exists(`${dir.path}/made-by-bash.txt`);
+        outcomes[approval] = { isError: result.isError === true, text: text(result), made };
+      } finally {
+        await client.close();
+        await rm(`${dir.path}/made-by-bash.txt`, { force: true });
+      }
+    }
+    assert.equal(outcomes.elicit.isError, true);
+    assert.match(outcomes.elicit.text, /no elicitation support/);
+    assert.match(outcomes.elicit.text, /--approval client/);
+    assert.equal(outcomes.elicit.made, false);
+    assert.equal(outcomes.client.isError, false, outcomes.client.text);
+    assert.equal(outcomes.client.made, true);
+    assert.equal(outcomes.policy.isError, true);
+    assert.match(outcomes.policy.text, /--approval policy/);
+    assert.equal(outcomes.policy.made, false);
+  } finally {
     await dir.cleanup();
   }
 });
