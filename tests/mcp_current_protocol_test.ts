@@ -406,3 +406,55 @@ test("MCP 2026-07-28 over stdio: approval modes: elicit refuses a client without
     await dir.cleanup();
   }
 });
+
+test("MCP 2026-07-28 over HTTP: JSON nested 100,000 deep in arguments or in the envelope is answered, and the server keeps serving", async () => {
+  const dir = await tempDir();
+  const served = await serveHttp(
+    async () => finalizeToolset({ session: await createSession({ workingDirectory: dir.path }) }),
+    { port: 0 },
+  );
+  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const envelope = (capabilities: unknown) => ({
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": capabilities,
+  });
+  const post = async (id: number, method: string, params: Record<string, unknown>) => {
+    const response = await fetch(served.url, {
+      method: "POST",
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }).replace('"N"', deep),
+      headers: {
+        authorization: `Bearer ${served.token}`,
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        ...(method === "tools/call" ? { "mcp-name": "read" } : {}),
+      },
+    });
+    return await response.json() as {
+      id?: unknown;
+      result?: { isError?: boolean; tools?: unknown[] };
+      error?: { code: number };
+    };
+  };
+  try {
+    const argument = await post(1, "tools/call", {
+      name: "read",
+      arguments: { path: "N" },
+      _meta: envelope({}),
+    });
+    assert.equal(argument.result?.isError, true, JSON.stringify(argument).slice(0, 300));
+    const capabilities = await post(2, "tools/call", {
+      name: "read",
+      arguments: { path: "x.txt" },
+      _meta: envelope({ experimental: { deep: { value: "N" } } }),
+    });
+    assert.equal(capabilities.id, 2);
+    assert.equal(typeof capabilities.error?.code, "number", JSON.stringify(capabilities));
+    const listed = await post(3, "tools/list", { _meta: envelope({}) });
+    assert.equal(listed.result?.tools?.length, ALL_TOOLS.length);
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});
