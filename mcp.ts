@@ -2,9 +2,11 @@
  * The MCP server of openwork-tools, for hosts that embed it: a finalized
  * toolset served over the Model Context Protocol, on stdio (with a transport
  * that answers every malformed or oversized line and keeps serving) or over
- * Streamable HTTP. The protocol engine ({@link McpServer}) and both
- * transports are the package's own: it has no runtime dependency on the MCP
- * SDK. {@link createMcpServer} returns an {@link McpServer} (not the SDK's
+ * Streamable HTTP. Both transports, and the protocol engine of the 2025
+ * revisions ({@link McpServer}), are the package's own; {@link serveStdio}
+ * and {@link serveHttp} also serve revision 2026-07-28 (stateless), with the
+ * official server package, `@modelcontextprotocol/server`, loaded once such
+ * a request arrives. {@link createMcpServer} returns an {@link McpServer} (not the SDK's
  * `Server`) with `connect(transport)`, `close()`, `toolsets()`,
  * `getClientCapabilities()`, `sendLoggingMessage()` and `onclose`/`onerror`;
  * any object with the {@link McpTransport} members can be connected,

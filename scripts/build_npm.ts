@@ -27,6 +27,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { VERSION } from "../src/cli/version.ts";
 import { checkReadmeInstallSize, formatInstallSize, measureInstall } from "./install_size.ts";
+import { sdkBoundaryProblems } from "./sdk_boundary.ts";
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 const out = join(repo, "npm");
@@ -345,8 +346,9 @@ for (const path of named) {
     throw new Error(`the manifest names ${path}, which the build did not make`);
   }
 }
-// Nothing in the package may reference Deno at run time, nor import the MCP SDK (comments and
-// message text aside).
+// Nothing in the package may reference Deno at run time (comments and message text aside), and
+// only the MCP entry and what it imports may load the MCP server SDK.
+const built = new Map<string, string>();
 for await (const file of walkFiles(out)) {
   if (file.includes("/node_modules/") || file.includes("/tests/") || !file.endsWith(".js")) {
     continue;
@@ -357,11 +359,15 @@ for await (const file of walkFiles(out)) {
   );
   if (/\bDeno\s*[.[]|globalThis\.Deno/.test(code)) {
     throw new Error(`${relative(out, file)} references Deno at run time`);
-  } // The MCP SDK is the tests' oracle, not a dependency of the package.
-  if (/["']@modelcontextprotocol\//.test(code)) {
-    throw new Error(`${relative(out, file)} imports the MCP SDK`);
   }
+  built.set(relative(out, file), code);
 }
+const sdkProblems = sdkBoundaryProblems(
+  built,
+  entries.map((e) => e.js.slice(2)),
+  entry("./mcp").js.slice(2),
+);
+if (sdkProblems.length > 0) throw new Error(sdkProblems.join("\n"));
 
 // The build keeps its dev dependencies installed for the Node test run; the manifest does not list them.
 await Deno.writeTextFile(join(out, "package.json"), JSON.stringify(publishPackage, null, 2) + "\n");

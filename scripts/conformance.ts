@@ -11,8 +11,9 @@
  * `OPENWORK_MCP_TOKEN`. The suite has no option for request headers, so it runs
  * under Node with a module preloaded (`--import`) that adds
  * `Authorization: Bearer <token>` to every request through Node's global HTTP
- * dispatcher, which both its `fetch` and its `undici` requests go through; the
- * requests are otherwise the suite's own, `Host` and `Origin` included.
+ * dispatcher, which both its `fetch` and its `undici` requests go through, and
+ * through `node:http`'s `request`, which its raw requests use; the requests
+ * are otherwise the suite's own, `Host` and `Origin` included.
  *
  * The suite needs Node 22 or later: the `node` on the PATH when it is one, else
  * Node 22 from npm through `npx`. The suite is installed with npm into a cache
@@ -76,6 +77,8 @@ const SERVER_START_TIMEOUT_MS = 5 * 60 * 1000;
  * It sits in the suite's install directory, so `undici` is the suite's own.
  */
 const AUTH_PRELOAD = `// Adds the MCP server's bearer token to every HTTP request of this process.
+import http from "node:http";
+import { syncBuiltinESMExports } from "node:module";
 import { Agent, setGlobalDispatcher } from "undici";
 const auth = "Bearer " + process.env.OPENWORK_MCP_TOKEN;
 function withAuth(headers) {
@@ -90,6 +93,17 @@ function withAuth(headers) {
 }
 setGlobalDispatcher(new Agent().compose((dispatch) => (options, handler) =>
   dispatch({ ...options, headers: withAuth(options.headers) }, handler)));
+// Some scenarios send raw requests with node:http, which does not go through the dispatcher.
+const request = http.request;
+http.request = function (...args) {
+  const at = typeof args[0] === "object" && args[0] !== null && !(args[0] instanceof URL)
+    ? 0
+    : typeof args[1] === "object" && args[1] !== null ? 1 : -1;
+  if (at === -1) args.splice(1, 0, { headers: { authorization: auth } });
+  else args[at] = { ...args[at], headers: withAuth(args[at].headers) };
+  return request.apply(this, args);
+};
+syncBuiltinESMExports();
 `;
 
 /** Runs `command` with `args`, its output inherited; throws unless it exits with 0. */

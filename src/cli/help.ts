@@ -84,10 +84,12 @@ Prints the tool definitions the model sees, as JSON: the toolset's own form
                           [--skill-root DIR] [--approval HOW] [--full-artifacts]
                           [--search-index]
 
-Serves the toolset over MCP on stdin/stdout until the client disconnects.
+Serves the toolset over MCP on stdin/stdout until the client disconnects,
+to clients of revision 2026-07-28 (stateless) and of the 2025 revisions.
 Without --root, the working directory is the client's first file:// root
 when the client declares roots (and moves when they change), else the
-current directory.
+current directory; a 2026-07-28 request names its own in
+_meta["openwork/root"] (a file:// URI).
 
 --approval HOW   who decides a call the policy asks about:
   elicit   the person, through MCP elicitation where the client supports it;
@@ -106,7 +108,9 @@ current directory.
 
 --http serves it over Streamable HTTP at http://HOST:PORT/mcp instead (HOST
 defaults to 127.0.0.1; PORT 0 picks a free one), until SIGTERM or SIGINT,
-with the root fixed (--root, or the current directory). Each MCP session
+with the root of each MCP session fixed (--root, or the current directory;
+a 2026-07-28 request, which has no session, may name its own unless --root
+is given). Each MCP session
 gets its own toolset session; it ends on DELETE or after 30 minutes idle,
 and its processes with it. Every request needs 'Authorization: Bearer
 TOKEN': the token is --token, else OPENWORK_MCP_TOKEN, else a random one

@@ -125,6 +125,11 @@ async function runHttp(
       token: given,
       name: "openwork-tools",
       version: VERSION,
+      // A 2026-07-28 request may name its working directory; a root given on the command
+      // line wins.
+      ...(values.root === undefined
+        ? { toolsetForRoot: (root: string) => toolsetFor({ ...values, root }) }
+        : {}),
     });
     process.stderr.write(`openwork-tools: MCP over HTTP at ${served.url}\n`);
     if (given === undefined) {

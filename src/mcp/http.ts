@@ -13,6 +13,9 @@ import { JSONRPC_ERROR, type JsonRpcId, requestIdOf } from "./jsonrpc.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 import { ConnectionGate } from "./connection_gate.ts";
+import type { ModernEngine } from "./modern.ts";
+import type { ModernHttp } from "./http_modern.ts";
+import { isModernHttpRequest } from "./eras.ts";
 
 /** How long a new connection may take to present request headers with the token, by default. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -233,9 +236,26 @@ export async function serveHttp(
     }
   }
 
+  /** The 2026-07-28 engine: stateless, one for every such request, made on the first. */
+  let modern: Promise<{ engine: ModernEngine; http: ModernHttp }> | undefined;
+  function modernHttp(): Promise<{ engine: ModernEngine; http: ModernHttp }> {
+    // The official server package is loaded with the first such request.
+    modern ??= Promise.all([
+      makeToolset(),
+      import("./modern.ts"),
+      import("./http_modern.ts"),
+    ]).then(([toolset, { createModernEngine }, { ModernHttp }]) => {
+      const engine = createModernEngine(toolset, options);
+      return { engine, http: new ModernHttp(engine, () => {}, MAX_BODY_BYTES) };
+    });
+    modern.catch(() => (modern = undefined));
+    return modern;
+  }
+
   async function makeSession(): Promise<McpSession> {
     const toolset = await makeToolset();
-    const server = createMcpServer(toolset, options);
+    // A session's working directory is its toolset's: roots of its client are not read here.
+    const server = createMcpServer(toolset, { ...options, toolsetForRoot: undefined });
     let ended = false;
     const close = async () => {
       if (ended) return;
@@ -306,8 +326,9 @@ export async function serveHttp(
     if (closing) return sendJson(response, 503, "The server is shutting down");
 
     let body: unknown = undefined;
+    let text: string | null | undefined;
     if (request.method === "POST") {
-      const text = await readBody(request);
+      text = await readBody(request);
       if (text === null) {
         response.once("finish", () => request.destroy());
         return sendJson(response, 413, "Payload too large", { connection: "close" });
@@ -322,6 +343,11 @@ export async function serveHttp(
           "Parse error: the body is not JSON",
         );
       }
+    }
+
+    // Protocol revision 2026-07-28: stateless, served by its own engine.
+    if (isModernHttpRequest(request, body)) {
+      return await (await modernHttp()).http.serve(request, response, text ?? undefined, body);
     }
 
     // What is refused from here on answers the request by its id, when it has one.
@@ -426,6 +452,11 @@ export async function serveHttp(
       closing = true;
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all([...sessions.keys()].map((id) => endSession(id)));
+      const served = await modern?.catch(() => undefined);
+      if (served !== undefined) {
+        await served.http.close().catch(() => {});
+        await Promise.all(served.engine.toolsets().map((t) => t.session.processes.shutdown()));
+      }
       (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       await stopped;
     },

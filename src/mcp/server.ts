@@ -10,21 +10,24 @@ import process from "node:process";
 import * as v from "valibot";
 import { ClientRoots } from "./roots.ts";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
-import type { ToolProgress, ToolResult } from "../contract/result.ts";
+import type { ToolProgress } from "../contract/result.ts";
 import type { ApprovalAnswer } from "../contract/policy.ts";
 import { describeEffects } from "../contract/effects.ts";
 import { McpServer } from "./protocol.ts";
+import type { McpServerOptions } from "./options.ts";
 import { StdioTransport } from "./stdio_transport.ts";
-import { boundArtifacts } from "./artifacts_meta.ts";
+import { routeEras } from "./eras.ts";
+import type { ModernConnection } from "./modern_stdio.ts";
+import {
+  answer,
+  NO_ELICITATION,
+  POLICY_ONLY,
+  refusal,
+  structuredTools,
+  toolList,
+} from "./tool_answer.ts";
 
-/**
- * The `_meta` key under which results carry their file-change artifacts. By
- * default a result's prior contents there total at most 64 KiB
- * (`META_PRIOR_CONTENT_BYTES`); past it an artifact has no `priorContent`
- * but `priorContentOmitted: true` and `priorContentBytes`. The option
- * `fullArtifacts` (CLI: `--full-artifacts`) sends them whole.
- */
-export const ARTIFACTS_META_KEY = "openwork/artifacts";
+export { ARTIFACTS_META_KEY } from "./tool_answer.ts";
 
 const Roots = v.object({
   roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
@@ -35,77 +38,8 @@ const Elicited = v.looseObject({
   content: v.optional(v.record(v.string(), v.unknown())),
 });
 
-/** What an MCP `tools/call` answers. */
-interface CallToolAnswer {
-  [key: string]: unknown;
-  content: { type: "text"; text: string }[];
-  structuredContent?: Record<string, unknown>;
-  isError: boolean;
-  _meta?: Record<string, unknown>;
-}
-
-/**
- * Who decides a call the policy says to ask about:
- * - `elicit`: the person, asked through MCP elicitation where the client
- *   supports it; otherwise the call is refused, with a text that says how
- *   to change the mode.
- * - `client`: the client's own confirmation of each tool call is the gate,
- *   so the call runs (the tools' annotations tell the client which are risky).
- * - `policy`: nobody; only what the policy allows runs.
- */
-export type ApprovalMode = "elicit" | "client" | "policy";
-
-/** The approval modes, in the order the CLI names them. */
-export const APPROVAL_MODES: readonly ApprovalMode[] = ["elicit", "client", "policy"];
-
-/** Options of {@link createMcpServer}. */
-export interface McpServerOptions {
-  /** The server's name in `initialize` (default `openwork-tools`). */
-  readonly name?: string;
-  /** The server's version in `initialize`. */
-  readonly version?: string;
-  /** Who decides calls the policy asks about (default `elicit`). */
-  readonly approval?: ApprovalMode;
-  /**
-   * Makes a toolset whose working directory is `root`. When given, and the
-   * client declares `roots`, the working directory of new calls is the
-   * client's first `file://` root, read again on
-   * `notifications/roots/list_changed`; the toolset given to the server is
-   * used until then. A host that fixes the root (the CLI's `--root`) leaves
-   * it out.
-   */
-  readonly toolsetForRoot?: (root: string) => Promise<FinalizedToolset>;
-  /**
-   * Send every artifact whole in `_meta`, prior contents of any size
-   * included (default `false`: at most 64 KiB of them per result).
-   */
-  readonly fullArtifacts?: boolean;
-}
-
-function answer(
-  result: ToolResult,
-  structured: ReadonlySet<string>,
-  options: McpServerOptions,
-): CallToolAnswer {
-  // The code leads a failure's text once (the result's own text opens with it too).
-  const text = result.ok
-    ? result.output
-    : `[${result.error.code}] ${result.output.replace(/^Error \([a-z_]+\): /, "")}`;
-  // A tool with an output schema gives its data as structuredContent on success only: the
-  // schema describes successful results (MCP spec), and an error's data (a timed-out
-  // command's output) is in its text. The model's text stays the tool's own, not the JSON.
-  const data = result.ok && structured.has(result.name) ? result.data : undefined;
-  return {
-    content: [{ type: "text", text }],
-    ...(data === undefined ? {} : { structuredContent: data as Record<string, unknown> }),
-    isError: !result.ok,
-    _meta: {
-      "openwork/toolId": result.toolId,
-      "openwork/durationMs": result.durationMs,
-      [ARTIFACTS_META_KEY]: boundArtifacts(result.artifacts, options.fullArtifacts === true),
-    },
-  };
-}
+export { APPROVAL_MODES } from "./options.ts";
+export type { ApprovalMode, McpServerOptions } from "./options.ts";
 
 /** The MCP server {@link createMcpServer} makes: an {@link McpServer} that also names its toolsets. */
 export type ToolsetServer = McpServer & {
@@ -154,19 +88,8 @@ export function createMcpServer(
   server.oninitialized = () => roots.refresh();
   server.setNotificationHandler("notifications/roots/list_changed", () => roots.refresh());
 
-  server.setRequestHandler("tools/list", () => ({
-    tools: toolset.definitions.map((d) => ({
-      name: d.name,
-      title: d.title,
-      description: d.description,
-      inputSchema: d.inputSchema,
-      ...(d.outputSchema === undefined ? {} : { outputSchema: d.outputSchema }),
-      annotations: d.annotations,
-    })),
-  }));
-  const structured = new Set(
-    toolset.definitions.filter((d) => d.outputSchema !== undefined).map((d) => d.name),
-  );
+  server.setRequestHandler("tools/list", () => ({ tools: toolList(toolset) }));
+  const structured = structuredTools(toolset);
 
   const approval = options.approval ?? "elicit";
 
@@ -179,24 +102,10 @@ export function createMcpServer(
     (related: string | number) =>
     async ({ prepared, verdict, signal, question }: ApprovalRequest): Promise<ApprovalAnswer> => {
       const what = describeEffects(prepared.name, prepared.effects);
-      const refused = (how: string) => ({
-        approved: false,
-        reason: `${what} needs the person's approval (${verdict.source}); ${how}. ` +
-          "Prefer read-only commands, or ask the person to allow it.",
-      });
+      const refused = (how: string) => refusal(what, verdict.source, how);
       if (approval === "client") return true;
-      if (approval === "policy") {
-        return refused(
-          "the server runs with --approval policy, which runs only what the policy allows, so it " +
-            "was not run",
-        );
-      }
-      if (server.getClientCapabilities()?.elicitation === undefined) {
-        return refused(
-          "this MCP client cannot ask the person (no elicitation support), so it was not run; a " +
-            "client that confirms each tool call itself can start the server with --approval client",
-        );
-      }
+      if (approval === "policy") return refused(POLICY_ONLY);
+      if (server.getClientCapabilities()?.elicitation === undefined) return refused(NO_ELICITATION);
       try {
         const reply = v.parse(
           Elicited,
@@ -248,7 +157,7 @@ export function createMcpServer(
       approve: approver(context.requestId),
       ...(progress === undefined ? {} : { progress }),
     });
-    return answer(result, structured, options);
+    return answer(result, structured, options.fullArtifacts === true);
   });
 
   return Object.assign(server, { toolsets: () => roots.all() });
@@ -262,12 +171,35 @@ export async function serveStdio(
   toolset: FinalizedToolset,
   options: McpServerOptions = {},
 ): Promise<void> {
-  const server = createMcpServer(toolset, options);
-  const closed = new Promise<void>((resolve) => (server.onclose = () => resolve()));
-  server.onerror = (error: Error) => {
+  const wire = new StdioTransport();
+  const report = (error: Error) => {
     // Bounded: the message may quote what the client sent (up to a whole line).
     const message = error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message;
     process.stderr.write(`openwork-tools mcp: ${message}\n`);
+    return message;
+  };
+  // Protocol revision 2026-07-28 is served by the official server package, loaded when a
+  // connection's first request is of that revision: a 2025 client never pays for it.
+  let modern: Promise<ModernConnection> | undefined;
+  const { legacy } = routeEras(wire, (channel) => {
+    modern = import("./modern_stdio.ts").then(({ serveModernStdio }) =>
+      serveModernStdio(toolset, options, channel, (error) => void report(error))
+    );
+    modern.catch((error) => {
+      report(error instanceof Error ? error : new Error(String(error)));
+      void wire.close();
+    });
+  });
+  const routed = wire.onclose;
+  const closed = new Promise<void>((resolve) =>
+    wire.onclose = () => {
+      routed?.();
+      resolve();
+    }
+  );
+  const server = createMcpServer(toolset, options);
+  server.onerror = (error: Error) => {
+    const message = report(error);
     if (server.getClientVersion() === undefined) return;
     void server.sendLoggingMessage({
       level: "warning",
@@ -276,9 +208,13 @@ export async function serveStdio(
     })
       .catch(() => {});
   };
-  await server.connect(new StdioTransport());
+  await server.connect(legacy);
+  await wire.start();
   await closed;
+  const served = await modern?.catch(() => undefined);
+  await served?.close().catch(() => {});
+  const toolsets = new Set([...server.toolsets(), ...(served?.toolsets() ?? [])]);
   await Promise.all(
-    server.toolsets().map((made: FinalizedToolset) => made.session.processes.shutdown()),
+    [...toolsets].map((made: FinalizedToolset) => made.session.processes.shutdown()),
   );
 }

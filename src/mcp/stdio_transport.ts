@@ -13,6 +13,7 @@
  */
 import process from "node:process";
 import { errorReply, JSONRPC_ERROR, type JsonRpcMessage, parseLine } from "./jsonrpc.ts";
+import { carriesEnvelope } from "./eras.ts";
 
 /**
  * The longest line the stdio transport reads, in bytes (4 MiB). A longer
@@ -54,7 +55,9 @@ export interface StdioTransportOptions {
   /**
    * Whether requests other than `initialize` and `ping` are refused until an
    * `initialize` request has arrived (default `true`, as the MCP lifecycle
-   * asks); an `initialize` answered with an error closes the gate again.
+   * asks); an `initialize` answered with an error closes the gate again. A
+   * request of protocol revision 2026-07-28 (its `_meta` names the protocol
+   * version), which has no `initialize`, passes and opens it.
    */
   readonly requireInitialize?: boolean;
 }
@@ -223,6 +226,9 @@ export class StdioTransport {
       // Open from the moment initialize arrives: a client may pipeline its first requests.
       if (message.method === "initialize") {
         this.#initializeIds.add(id);
+        this.#gated = false;
+      } else if (carriesEnvelope(message)) {
+        // Protocol revision 2026-07-28 has no initialize: each request carries its own version.
         this.#gated = false;
       } else if (this.#gated && message.method !== "ping") {
         return this.#refuse(

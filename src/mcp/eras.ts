@@ -1,0 +1,123 @@
+/**
+ * One connection, two protocol eras: the first request of a stdio
+ * connection decides which engine serves it. A request that carries the
+ * 2026-07-28 envelope (`_meta["io.modelcontextprotocol/protocolVersion"]`,
+ * as `server/discover` and every later request of such a client do) pins
+ * the connection to the 2026-07-28 engine; anything else (an `initialize`)
+ * to the 2025 engine. Both engines speak through the same transport, which
+ * keeps its checks (every line answered, bounded memory, a client that does
+ * not read paused).
+ *
+ * @module
+ */
+import type { JsonRpcMessage } from "./jsonrpc.ts";
+import type { IncomingMessage } from "node:http";
+import { LATEST_PROTOCOL_VERSION, type McpTransport, type SendOptions } from "./protocol.ts";
+
+/** The `_meta` key of the 2026-07-28 envelope that names the protocol revision. */
+export const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
+
+/** Whether `message` carries the 2026-07-28 per-request envelope (its protocol version). */
+export function carriesEnvelope(message: unknown): boolean {
+  if (typeof message !== "object" || message === null) return false;
+  const params = (message as { params?: unknown }).params;
+  if (typeof params !== "object" || params === null) return false;
+  const meta = (params as { _meta?: unknown })._meta;
+  if (typeof meta !== "object" || meta === null) return false;
+  return typeof (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] === "string";
+}
+
+/** Whether a request of `serveHttp` belongs to the 2026-07-28 revision. */
+export function isModernHttpRequest(request: IncomingMessage, body: unknown): boolean {
+  if (carriesEnvelope(body)) return true;
+  const header = request.headers["mcp-protocol-version"];
+  const version = Array.isArray(header) ? header[0] : header;
+  // A request that names a revision after 2025-11-25 without the envelope is the 2026-07-28
+  // handler's to refuse (revisions are dates: their order is the text's).
+  return version !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(version) &&
+    version > LATEST_PROTOCOL_VERSION;
+}
+
+/** The era an engine serves. */
+export type Era = "legacy" | "modern";
+
+/**
+ * The transport an engine sees: it sends through the connection's
+ * transport and hears what the router passes on to it.
+ */
+export class EraChannel implements McpTransport {
+  /** Hears what went wrong on the connection. */
+  onerror?: (error: Error) => void;
+  /** Hears that the connection closed. */
+  onclose?: () => void;
+  readonly #wire: McpTransport;
+  #receive?: (message: JsonRpcMessage, extra?: unknown) => void;
+  /** What arrived before an engine listened (the 2026-07-28 engine is loaded on first use). */
+  #held: [JsonRpcMessage, unknown][] = [];
+
+  /** A channel over `wire`. */
+  constructor(wire: McpTransport) {
+    this.#wire = wire;
+  }
+
+  /** Receives the messages of its era; set, it first gets those that were held. */
+  get onmessage(): ((message: JsonRpcMessage, extra?: unknown) => void) | undefined {
+    return this.#receive;
+  }
+
+  set onmessage(receive: ((message: JsonRpcMessage, extra?: unknown) => void) | undefined) {
+    this.#receive = receive;
+    if (receive === undefined) return;
+    for (const [message, extra] of this.#held.splice(0)) receive(message, extra);
+  }
+
+  /** Passes a message on to the engine, or holds it until one listens. */
+  deliver(message: JsonRpcMessage, extra?: unknown): void {
+    if (this.#receive === undefined) this.#held.push([message, extra]);
+    else this.#receive(message, extra);
+  }
+
+  /** Nothing to start: the router starts the connection. */
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Sends on the connection. */
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    return this.#wire.send(message, options);
+  }
+
+  /** Closes the connection. */
+  close(): Promise<void> {
+    return this.#wire.close();
+  }
+}
+
+/**
+ * Routes a connection's messages to the engine of its era, decided by its
+ * first request: `legacy` hears everything until then. `onModern` is called
+ * once, when the connection turns out to be 2026-07-28, to connect that
+ * engine; its messages are held until it listens. Returns the two channels
+ * to connect the engines to; `wire.onclose` reaches both.
+ */
+export function routeEras(
+  wire: McpTransport,
+  onModern: (channel: EraChannel) => void,
+): { legacy: EraChannel; modern: EraChannel } {
+  const legacy = new EraChannel(wire);
+  const modern = new EraChannel(wire);
+  let era: Era | undefined;
+  wire.onmessage = (message, extra) => {
+    if (era === undefined && typeof message.method === "string" && "id" in message) {
+      era = carriesEnvelope(message) ? "modern" : "legacy";
+      if (era === "modern") onModern(modern);
+    }
+    (era === "modern" ? modern : legacy).deliver(message, extra);
+  };
+  wire.onerror = (error) => (era === "modern" ? modern : legacy).onerror?.(error);
+  wire.onclose = () => {
+    legacy.onclose?.();
+    modern.onclose?.();
+  };
+  return { legacy, modern };
+}
