@@ -8,9 +8,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
-import { closeSync, readSync } from "node:fs";
+import { closeSync, readdirSync, readSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { READ_FLAGS, VerifiedDirectories } from "../src/backends/workers/unit.ts";
+import {
+  READ_FLAGS,
+  runUnit,
+  type TreeSpec,
+  type UnitAnswer,
+  VerifiedDirectories,
+  workerWalkIO,
+} from "../src/backends/workers/unit.ts";
+import { kindOf } from "../src/backends/real_filesystem.ts";
 import { Routes } from "../src/backends/descriptor_route.ts";
 import type { DescriptorRoute } from "../src/backends/descriptors.ts";
 import { sh, tempDir } from "./helpers.ts";
@@ -105,6 +114,76 @@ test("路径安全 (search workers): a file whose place a link to outside took i
     assert.equal(text(directories.openFile(join(dir.root, "d", "f0"), READ_FLAGS)!), "f0\n");
     directories.confirm();
     directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): a unit that fails sends its error only once the link route its answers came through passed its check", async () => {
+  const dir = await layout(1);
+  try {
+    const unitDir = join(dir.root, "d");
+    // Outside: a directory whose name is not to leave the worker.
+    const secret = "SECRET-outside-name";
+    await fs.mkdir(join(dir.path, "outside", secret), { recursive: true });
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    // The route is verified and pinned with a first use, and relied on.
+    closeSync(directories.openFile(join(unitDir, "f0"), READ_FLAGS)!);
+    directories.confirm();
+    // Another process of this user puts a directory in place of the link, whose entries name
+    // every descriptor "<the directory> (deleted)", a path it makes lead outside.
+    const deleted = `${unitDir} (deleted)`;
+    await sh('ln -s "$1" "$2"', join(dir.path, "outside"), deleted);
+    await sh(
+      'rm "$1" && mkdir "$1" && for i in $(seq 0 1023); do ln -s "$2" "$1/$i"; done',
+      dir.link,
+      deleted,
+    );
+    // Once the directory is listed, it puts files where the walk goes next, so that opening the
+    // outside name fails with an error that names it.
+    let listings = 0;
+    const list = (path: string) => {
+      const entries = readdirSync(path, { withFileTypes: true }).map((entry) => ({
+        name: entry.name,
+        kind: kindOf(entry),
+      }));
+      if (listings++ === 0) {
+        const made = spawnSync("bash", [
+          "-c",
+          'mv "$1" "$1.moved" && : > "$1" && ln -sfn "$3" "$2"',
+          "bash",
+          unitDir,
+          deleted,
+          dir.outside,
+        ]);
+        assert.equal(made.status, 0, String(made.stderr));
+      }
+      return entries;
+    };
+    const answers: UnitAnswer[] = [];
+    const spec: TreeSpec = {
+      id: 1,
+      start: ".",
+      select: { matching: "no-such-entry" },
+      limit: 100,
+      flags: new SharedArrayBuffer(8),
+      routes: [dir.link],
+    };
+    runUnit(
+      { kind: "unit", spec, unit: { real: unitDir, display: "d", ignore: null } },
+      workerWalkIO(list, directories),
+      () => {
+        throw new Error("no file is scanned");
+      },
+      (answer) => answers.push(answer),
+      () => directories.confirm(),
+    );
+    directories.release();
+    assert.ok(listings > 0, "the walk listed the directory");
+    assert.equal(answers.length, 1);
+    const sent = JSON.stringify(answers);
+    assert.ok(!sent.includes(secret), `a name from outside left the worker: ${sent}`);
+    assert.match(sent, /was replaced or moved/);
   } finally {
     await dir.cleanup();
   }

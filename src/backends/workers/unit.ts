@@ -500,8 +500,16 @@ export function runUnit(
   confirm: () => void,
 ): void {
   const walk = new UnitWalk(job.spec, job.unit, io, scan, send, confirm);
-  const fail = (error: unknown) =>
+  const fail = (error: unknown) => {
+    // An error's message may name what came through the route (a path made of a listed name):
+    // it leaves only once the route passed its check, else the route's own refusal does.
+    try {
+      confirm();
+    } catch (refusal) {
+      error = refusal;
+    }
     send({ id: job.spec.id, unit: walk.name, error: (error as Error)?.message ?? String(error) });
+  };
   try {
     walk.run();
   } catch (error) {
