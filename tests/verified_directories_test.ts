@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
-import { closeSync, readdirSync, readSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import {
@@ -21,7 +21,7 @@ import {
 } from "../src/backends/workers/unit.ts";
 import { kindOf } from "../src/backends/real_filesystem.ts";
 import { Routes } from "../src/backends/descriptor_route.ts";
-import type { DescriptorRoute } from "../src/backends/descriptors.ts";
+import { answersAt, type DescriptorRoute } from "../src/backends/descriptors.ts";
 import { sh, tempDir } from "./helpers.ts";
 
 /** The routes of `candidates`, counting the checks of the route found. */
@@ -131,33 +131,28 @@ test("路径安全 (search workers): a unit that fails sends its error only once
     closeSync(directories.openFile(join(unitDir, "f0"), READ_FLAGS)!);
     directories.confirm();
     // Another process of this user puts a directory in place of the link, whose entries name
-    // every descriptor "<the directory> (deleted)", a path it makes lead outside.
-    const deleted = `${unitDir} (deleted)`;
-    await sh('ln -s "$1" "$2"', join(dir.path, "outside"), deleted);
+    // every descriptor after the directory the walk opens.
     await sh(
       'rm "$1" && mkdir "$1" && for i in $(seq 0 1023); do ln -s "$2" "$1/$i"; done',
       dir.link,
-      deleted,
+      unitDir,
     );
-    // Once the directory is listed, it puts files where the walk goes next, so that opening the
-    // outside name fails with an error that names it.
+    // When the walk lists the directory (by that name, through the replacement), a link to
+    // outside is in its place; after, a file is, so that opening the outside name the walk goes
+    // on to fails with an error that names it.
+    const swap = (script: string) => {
+      const done = spawnSync("bash", ["-c", script, "bash", unitDir, join(dir.path, "outside")]);
+      assert.equal(done.status, 0, String(done.stderr));
+    };
     let listings = 0;
     const list = (path: string) => {
+      const first = listings++ === 0;
+      if (first) swap('mv "$1" "$1.moved" && ln -s "$2" "$1"');
       const entries = readdirSync(path, { withFileTypes: true }).map((entry) => ({
         name: entry.name,
         kind: kindOf(entry),
       }));
-      if (listings++ === 0) {
-        const made = spawnSync("bash", [
-          "-c",
-          'mv "$1" "$1.moved" && : > "$1" && ln -sfn "$3" "$2"',
-          "bash",
-          unitDir,
-          deleted,
-          dir.outside,
-        ]);
-        assert.equal(made.status, 0, String(made.stderr));
-      }
+      if (first) swap('rm "$1" && : > "$1"');
       return entries;
     };
     const answers: UnitAnswer[] = [];
@@ -184,6 +179,52 @@ test("路径安全 (search workers): a unit that fails sends its error only once
     const sent = JSON.stringify(answers);
     assert.ok(!sent.includes(secret), `a name from outside left the worker: ${sent}`);
     assert.match(sent, /was replaced or moved/);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('路径安全 (search workers): an object named like a removed one ("<path> (deleted)") is not taken for the one at the path', async () => {
+  const dir = await layout(1);
+  try {
+    const file = join(dir.root, "d", "f0");
+    // A live file literally named "<file> (deleted)", and a link at the file's path leading to it.
+    await fs.writeFile(`${file} (deleted)`, "other\n");
+    await fs.rm(file);
+    await sh('ln -s "$1" "$2"', `${file} (deleted)`, file);
+    // The same for the root itself: "<root> (deleted)" is beside the root, outside it.
+    const moved = `${dir.root}.moved`;
+    await fs.rename(dir.root, moved);
+    await fs.mkdir(`${dir.root} (deleted)`);
+    await fs.writeFile(join(`${dir.root} (deleted)`, "outside.txt"), "outside\n");
+    await sh('ln -s "$1" "$2"', `${dir.root} (deleted)`, dir.root);
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    assert.equal(directories.directory(dir.root), null);
+    assert.equal(directories.openFile(join(dir.root, "outside.txt"), READ_FLAGS), null);
+    // The root back in place: its file is still a link, which is not followed.
+    await fs.rm(dir.root);
+    await fs.rename(moved, dir.root);
+    assert.equal(directories.openFile(file, READ_FLAGS), null);
+    directories.confirm();
+    directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): a file removed after it was opened is still the one that was at its path", async () => {
+  const dir = await layout(1);
+  try {
+    const file = join(dir.root, "d", "f0");
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    // Verified once, so that the route is found before the file is opened.
+    closeSync(directories.openFile(file, READ_FLAGS)!);
+    const fd = openSync(file, READ_FLAGS);
+    await fs.rm(file);
+    assert.equal(answersAt(new Routes([dir.link]).of(fd)!, fd, file), true);
+    assert.equal(text(fd), "f0\n");
+    directories.confirm();
+    directories.release();
   } finally {
     await dir.cleanup();
   }
