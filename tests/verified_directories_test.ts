@@ -14,12 +14,14 @@ import { join } from "node:path";
 import {
   READ_FLAGS,
   runUnit,
+  STOP,
   type TreeSpec,
   type UnitAnswer,
   VerifiedDirectories,
   workerWalkIO,
 } from "../src/backends/workers/unit.ts";
 import { kindOf } from "../src/backends/real_filesystem.ts";
+import type { ScanRequest } from "../src/search/scan.ts";
 import { Routes } from "../src/backends/descriptor_route.ts";
 import { answersAt, type DescriptorRoute } from "../src/backends/descriptors.ts";
 import { sh, tempDir } from "./helpers.ts";
@@ -225,6 +227,67 @@ test("路径安全 (search workers): a file removed after it was opened is still
     assert.equal(text(fd), "f0\n");
     directories.confirm();
     directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): results whose link route failed its check are not sent when the search stops at that moment", async () => {
+  const dir = await layout(16);
+  try {
+    const unitDir = join(dir.root, "d");
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    const flags = new SharedArrayBuffer(8);
+    const spec: TreeSpec = {
+      id: 1,
+      start: ".",
+      select: {
+        search: {
+          pattern: "f",
+          caseInsensitive: false,
+          mode: "files_with_matches",
+          context: 0,
+          maxBytes: 1024,
+        } satisfies ScanRequest,
+        files: undefined,
+      },
+      limit: 100,
+      flags,
+      routes: [dir.link],
+    };
+    let scanned = 0;
+    const answers: UnitAnswer[] = [];
+    runUnit(
+      { kind: "unit", spec, unit: { real: unitDir, display: "d", ignore: null } },
+      workerWalkIO((path) =>
+        readdirSync(path, { withFileTypes: true }).map((entry) => ({
+          name: entry.name,
+          kind: kindOf(entry),
+        })), directories),
+      (path) => {
+        const fd = directories.openFile(path, READ_FLAGS);
+        assert.notEqual(fd, null);
+        closeSync(fd!);
+        // With the batch's last file, the link is replaced, and the search stops meanwhile.
+        if (++scanned === 16) {
+          const done = spawnSync("bash", [
+            "-c",
+            'rm "$1" && ln -s /proc/self/fd "$1"',
+            "bash",
+            dir.link,
+          ]);
+          assert.equal(done.status, 0, String(done.stderr));
+          Atomics.store(new Int32Array(flags), STOP, 1);
+        }
+        return { matches: 1, lines: [] };
+      },
+      (answer) => answers.push(answer),
+      () => directories.confirm(),
+    );
+    directories.release();
+    assert.equal(scanned, 16);
+    assert.deepEqual(answers.filter((answer) => "displays" in answer), []);
+    assert.match(JSON.stringify(answers), /was replaced or moved/);
   } finally {
     await dir.cleanup();
   }
