@@ -201,7 +201,14 @@ test('路径安全 (search workers): an object named like a removed one ("<path>
     await fs.writeFile(join(`${dir.root} (deleted)`, "outside.txt"), "outside\n");
     await sh('ln -s "$1" "$2"', `${dir.root} (deleted)`, dir.root);
     const directories = new VerifiedDirectories(new Routes([dir.link]));
-    assert.equal(directories.directory(dir.root), null);
+    // Passed over, or refused where the runtime's open does not follow the link at all.
+    let root: ReturnType<VerifiedDirectories["directory"]>;
+    try {
+      root = directories.directory(dir.root);
+    } catch {
+      root = null;
+    }
+    assert.equal(root, null);
     assert.equal(directories.openFile(join(dir.root, "outside.txt"), READ_FLAGS), null);
     // The root back in place: its file is still a link, which is not followed.
     await fs.rm(dir.root);
