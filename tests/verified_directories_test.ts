@@ -8,11 +8,22 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
-import { closeSync, readSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { READ_FLAGS, VerifiedDirectories } from "../src/backends/workers/unit.ts";
+import {
+  READ_FLAGS,
+  runUnit,
+  STOP,
+  type TreeSpec,
+  type UnitAnswer,
+  VerifiedDirectories,
+  workerWalkIO,
+} from "../src/backends/workers/unit.ts";
+import { kindOf } from "../src/backends/real_filesystem.ts";
+import type { ScanRequest } from "../src/search/scan.ts";
 import { Routes } from "../src/backends/descriptor_route.ts";
-import type { DescriptorRoute } from "../src/backends/descriptors.ts";
+import { answersAt, type DescriptorRoute } from "../src/backends/descriptors.ts";
 import { sh, tempDir } from "./helpers.ts";
 
 /** The routes of `candidates`, counting the checks of the route found. */
@@ -105,6 +116,185 @@ test("路径安全 (search workers): a file whose place a link to outside took i
     assert.equal(text(directories.openFile(join(dir.root, "d", "f0"), READ_FLAGS)!), "f0\n");
     directories.confirm();
     directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): a unit that fails sends its error only once the link route its answers came through passed its check", async () => {
+  const dir = await layout(1);
+  try {
+    const unitDir = join(dir.root, "d");
+    // Outside: a directory whose name is not to leave the worker.
+    const secret = "SECRET-outside-name";
+    await fs.mkdir(join(dir.path, "outside", secret), { recursive: true });
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    // The route is verified and pinned with a first use, and relied on.
+    closeSync(directories.openFile(join(unitDir, "f0"), READ_FLAGS)!);
+    directories.confirm();
+    // Another process of this user puts a directory in place of the link, whose entries name
+    // every descriptor after the directory the walk opens.
+    await sh(
+      'rm "$1" && mkdir "$1" && for i in $(seq 0 1023); do ln -s "$2" "$1/$i"; done',
+      dir.link,
+      unitDir,
+    );
+    // When the walk lists the directory (by that name, through the replacement), a link to
+    // outside is in its place; after, a file is, so that opening the outside name the walk goes
+    // on to fails with an error that names it.
+    const swap = (script: string) => {
+      const done = spawnSync("bash", ["-c", script, "bash", unitDir, join(dir.path, "outside")]);
+      assert.equal(done.status, 0, String(done.stderr));
+    };
+    let listings = 0;
+    const list = (path: string) => {
+      const first = listings++ === 0;
+      if (first) swap('mv "$1" "$1.moved" && ln -s "$2" "$1"');
+      const entries = readdirSync(path, { withFileTypes: true }).map((entry) => ({
+        name: entry.name,
+        kind: kindOf(entry),
+      }));
+      if (first) swap('rm "$1" && : > "$1"');
+      return entries;
+    };
+    const answers: UnitAnswer[] = [];
+    const spec: TreeSpec = {
+      id: 1,
+      start: ".",
+      select: { matching: "no-such-entry" },
+      limit: 100,
+      flags: new SharedArrayBuffer(8),
+      routes: [dir.link],
+    };
+    runUnit(
+      { kind: "unit", spec, unit: { real: unitDir, display: "d", ignore: null } },
+      workerWalkIO(list, directories),
+      () => {
+        throw new Error("no file is scanned");
+      },
+      (answer) => answers.push(answer),
+      () => directories.confirm(),
+    );
+    directories.release();
+    assert.ok(listings > 0, "the walk listed the directory");
+    assert.equal(answers.length, 1);
+    const sent = JSON.stringify(answers);
+    assert.ok(!sent.includes(secret), `a name from outside left the worker: ${sent}`);
+    assert.match(sent, /was replaced or moved/);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('路径安全 (search workers): an object named like a removed one ("<path> (deleted)") is not taken for the one at the path', async () => {
+  const dir = await layout(1);
+  try {
+    const file = join(dir.root, "d", "f0");
+    // A live file literally named "<file> (deleted)", and a link at the file's path leading to it.
+    await fs.writeFile(`${file} (deleted)`, "other\n");
+    await fs.rm(file);
+    await sh('ln -s "$1" "$2"', `${file} (deleted)`, file);
+    // The same for the root itself: "<root> (deleted)" is beside the root, outside it.
+    const moved = `${dir.root}.moved`;
+    await fs.rename(dir.root, moved);
+    await fs.mkdir(`${dir.root} (deleted)`);
+    await fs.writeFile(join(`${dir.root} (deleted)`, "outside.txt"), "outside\n");
+    await sh('ln -s "$1" "$2"', `${dir.root} (deleted)`, dir.root);
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    // Passed over, or refused where the runtime's open does not follow the link at all.
+    let root: ReturnType<VerifiedDirectories["directory"]>;
+    try {
+      root = directories.directory(dir.root);
+    } catch {
+      root = null;
+    }
+    assert.equal(root, null);
+    assert.equal(directories.openFile(join(dir.root, "outside.txt"), READ_FLAGS), null);
+    // The root back in place: its file is still a link, which is not followed.
+    await fs.rm(dir.root);
+    await fs.rename(moved, dir.root);
+    assert.equal(directories.openFile(file, READ_FLAGS), null);
+    directories.confirm();
+    directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): a file removed after it was opened is still the one that was at its path", async () => {
+  const dir = await layout(1);
+  try {
+    const file = join(dir.root, "d", "f0");
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    // Verified once, so that the route is found before the file is opened.
+    closeSync(directories.openFile(file, READ_FLAGS)!);
+    const fd = openSync(file, READ_FLAGS);
+    await fs.rm(file);
+    assert.equal(answersAt(new Routes([dir.link]).of(fd)!, fd, file), true);
+    assert.equal(text(fd), "f0\n");
+    directories.confirm();
+    directories.release();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): results whose link route failed its check are not sent when the search stops at that moment", async () => {
+  const dir = await layout(16);
+  try {
+    const unitDir = join(dir.root, "d");
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    const flags = new SharedArrayBuffer(8);
+    const spec: TreeSpec = {
+      id: 1,
+      start: ".",
+      select: {
+        search: {
+          pattern: "f",
+          caseInsensitive: false,
+          mode: "files_with_matches",
+          context: 0,
+          maxBytes: 1024,
+        } satisfies ScanRequest,
+        files: undefined,
+      },
+      limit: 100,
+      flags,
+      routes: [dir.link],
+    };
+    let scanned = 0;
+    const answers: UnitAnswer[] = [];
+    runUnit(
+      { kind: "unit", spec, unit: { real: unitDir, display: "d", ignore: null } },
+      workerWalkIO((path) =>
+        readdirSync(path, { withFileTypes: true }).map((entry) => ({
+          name: entry.name,
+          kind: kindOf(entry),
+        })), directories),
+      (path) => {
+        const fd = directories.openFile(path, READ_FLAGS);
+        assert.notEqual(fd, null);
+        closeSync(fd!);
+        // With the batch's last file, the link is replaced, and the search stops meanwhile.
+        if (++scanned === 16) {
+          const done = spawnSync("bash", [
+            "-c",
+            'rm "$1" && ln -s /proc/self/fd "$1"',
+            "bash",
+            dir.link,
+          ]);
+          assert.equal(done.status, 0, String(done.stderr));
+          Atomics.store(new Int32Array(flags), STOP, 1);
+        }
+        return { matches: 1, lines: [] };
+      },
+      (answer) => answers.push(answer),
+      () => directories.confirm(),
+    );
+    directories.release();
+    assert.equal(scanned, 16);
+    assert.deepEqual(answers.filter((answer) => "displays" in answer), []);
+    assert.match(JSON.stringify(answers), /was replaced or moved/);
   } finally {
     await dir.cleanup();
   }

@@ -90,22 +90,24 @@ export class RouteChanged extends ToolError {
 }
 
 /**
- * Whether the kernel's name for an open object says it is at `real`, or was
- * there until it was unlinked (replaced by another version) after the open.
- */
-function names(link: string, real: string): boolean {
-  return link === real || link === `${real} (deleted)`;
-}
-
-/**
- * Whether the object of `fd` is now at `real`, as `route` answers: to be
+ * Whether the object of `fd` is now at `real`, or was there until it was
+ * unlinked after the open, as `route` answers: to be
  * relied on only after a check of the route that comes after it (a caller
  * that asks about many descriptors checks the route once, before it relies
  * on any of the answers; see {@link holdsSync}).
  */
 export function answersAt(route: DescriptorRoute, fd: number, real: string): boolean {
   try {
-    return names(readlinkSync(descriptorPath(route.path, fd)), real);
+    const path = descriptorPath(route.path, fd);
+    const name = readlinkSync(path);
+    if (name === real) return true;
+    // An object unlinked after the open (replaced by another version) is named by where it was,
+    // with " (deleted)" added; so is a live one whose name ends so (a link at `real` leading to
+    // it is followed by an open that resolves the path itself). Only an unlinked one is taken,
+    // by its name read again once it is known to be unlinked: a live one removed meanwhile is
+    // then named with " (deleted)" added to its own name.
+    const removed = `${real} (deleted)`;
+    return name === removed && fstatSync(fd).nlink === 0 && readlinkSync(path) === removed;
   } catch {
     return false;
   }

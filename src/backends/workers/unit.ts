@@ -291,15 +291,19 @@ export class VerifiedDirectories {
   }
 
   /**
-   * Checks the route whose answers were used since the last check; throws a
-   * `RouteChanged` when it is not the verified one any more (nothing that
-   * rests on those answers may then be used).
+   * Checks the route whose answers were used since the last check that
+   * passed; throws a `RouteChanged` when it is not the verified one any more
+   * (nothing that rests on those answers may then be used, and every later
+   * call throws again until {@link release}).
    */
   confirm(): void {
     const route = this.#unchecked;
     if (route === null) return;
-    this.#unchecked = null;
+    // Cleared only once the check passed: after a failed one, every later check before the job
+    // ends fails too, so that nothing resting on those answers leaves by a later send (a stopped
+    // unit's last batch, say).
     route.check();
+    this.#unchecked = null;
   }
 
   /** The verified descriptor of directory `real`, or `null` when something else is there. */
@@ -420,10 +424,15 @@ export class VerifiedDirectories {
     }
   }
 
-  /** Closes every kept directory. */
+  /**
+   * Closes every kept directory, at the end of a job: what the job's answers
+   * rested on was checked before they left, or they did not leave, so no
+   * answer used so far waits for a check any more.
+   */
   release(): void {
     for (const fd of this.#open.values()) closeSync(fd);
     this.#open.clear();
+    this.#unchecked = null;
   }
 }
 
@@ -500,8 +509,16 @@ export function runUnit(
   confirm: () => void,
 ): void {
   const walk = new UnitWalk(job.spec, job.unit, io, scan, send, confirm);
-  const fail = (error: unknown) =>
+  const fail = (error: unknown) => {
+    // An error's message may name what came through the route (a path made of a listed name):
+    // it leaves only once the route passed its check, else the route's own refusal does.
+    try {
+      confirm();
+    } catch (refusal) {
+      error = refusal;
+    }
     send({ id: job.spec.id, unit: walk.name, error: (error as Error)?.message ?? String(error) });
+  };
   try {
     walk.run();
   } catch (error) {
