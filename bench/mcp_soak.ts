@@ -11,7 +11,7 @@
  * `--warmup` calls are not counted. Any call that fails ends the run.
  *
  * Run: deno task bench:mcp [--calls N] [--concurrency N] [--warmup N]
- *      [--client "sdk v1" | "client v2 legacy"]
+ *      [--client "sdk v1" | "client v2 legacy" | "client v2 pinned 2026-07-28"]
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { sh, tempDir } from "../tests/helpers.ts";
