@@ -312,13 +312,14 @@ test("MCP 2026-07-28 over stdio: approval modes: elicit refuses a client without
   }
 });
 
-test("MCP 2026-07-28 over HTTP: JSON nested 100,000 deep in arguments or in the envelope is answered, and the server keeps serving", async () => {
+test("MCP 2026-07-28 over HTTP: JSON nested 1,000,000 deep in arguments or in the envelope is answered, and the server keeps serving", async () => {
   const dir = await tempDir();
   const served = await serveHttp(
     async () => finalizeToolset({ session: await createSession({ workingDirectory: dir.path }) }),
     { port: 0 },
   );
-  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  // Deeper than JSON.stringify reaches on either runtime's stack.
+  const deep = "[".repeat(1_000_000) + "]".repeat(1_000_000);
   const envelope = (capabilities: unknown) => ({
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": capabilities,

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createRequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
 
 /** How long an approval question stays answerable: 10 minutes. */
@@ -33,9 +33,20 @@ export interface ApprovalState {
   readonly nonce: string;
 }
 
-/** SHA-256 of `value` as JSON, hex. */
+/**
+ * SHA-256 of `value` as JSON, hex. A value the runtime cannot serialize
+ * (nested deeper than its stack: Node's is smaller than Deno's) gets a
+ * digest of its own that nothing else has, so that no approval state ever
+ * matches it: such a call is asked about anew, or refused by its tool.
+ */
 export function digest(value: unknown): string {
-  return createHash("sha256").update(JSON.stringify(value) ?? "undefined").digest("hex");
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? "undefined";
+  } catch {
+    return `unserializable-${randomUUID()}`;
+  }
+  return createHash("sha256").update(json).digest("hex");
 }
 
 /** The most questions open at once; past it the oldest can no longer be answered. */
