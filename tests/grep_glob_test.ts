@@ -593,6 +593,29 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
     }
   });
 
+  test(`glob (${name}): once a search worker is ready, the walk goes to the workers after its first entry`, async () => {
+    const fast = await workspace(byName[name], searchLayout());
+    const plain = await workspace(byName.memory, searchLayout());
+    try {
+      await poolOf(name).whenReady();
+      const readDir = fast.filesystem.readDir.bind(fast.filesystem);
+      let listings = 0;
+      fast.filesystem.readDir = async (path) => {
+        listings++;
+        return await readDir(path);
+      };
+      const input = { pattern: "**/*.txt", max_results: 2000 };
+      const walked = await fast.call("glob", input);
+      assert.deepEqual(walked.data, (await plain.call("glob", input)).data);
+      // The start's listing and those the walk requests ahead as it meets its first entry (a
+      // directory: the look-ahead tops up past it); nothing more on this thread.
+      assert.ok(listings <= 2 + WALK_READ_AHEAD, `${listings} listings on the calling thread`);
+    } finally {
+      await fast.cleanup();
+      await plain.cleanup();
+    }
+  });
+
   test(`grep (${name}): every backend of a process shares one pool of search workers`, async (t) => {
     const threads = () => readdirSync("/proc/self/task").length;
     try {

@@ -221,15 +221,17 @@ export async function* scanHere(
 
 /**
  * Matches the entries of a walk on this thread against a glob, yielding the
- * matching paths in walk order; stops having taken `entries` entries.
+ * matching paths in walk order; stops having taken `entries` entries, or,
+ * past the first entry, before the next once `until` returns `true`.
  */
 export async function* globHere(
   walk: ThreadWalk,
   glob: TreeGlob,
   entries: number = Number.POSITIVE_INFINITY,
+  until: () => boolean = () => false,
 ): AsyncGenerator<string[]> {
   const matches = globMatcher(glob.pattern);
-  for (let taken = 0; taken < entries; taken++) {
+  for (let taken = 0; taken < entries && !(taken > 0 && until()); taken++) {
     const entry = await walk.next();
     if (entry === null) return;
     if (matches(entry.relative)) yield [entry.display];

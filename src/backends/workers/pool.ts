@@ -13,7 +13,7 @@ import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import type { TreeGlob, TreeHit, TreeSearch, TreeWalk } from "../filesystem.ts";
 import { STOP, unitName, WAITING } from "./unit.ts";
-import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob } from "./unit.ts";
+import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob, WorkerReady } from "./unit.ts";
 import { walkOrder } from "../../search/walk.ts";
 import type {
   FilesAnswer,
@@ -35,6 +35,10 @@ interface Slot {
     (answer: UnitAnswer | SegmentAnswer | FilesAnswer | null) => boolean
   >;
   broken: Error | null;
+  /** Whether the worker has loaded its module and answers at once. */
+  loaded: boolean;
+  /** Resolves when the worker has loaded its module (never, for a module that does not say). */
+  readonly whenLoaded: Promise<void>;
 }
 
 const MAX_WORKERS = 2;
@@ -91,9 +95,14 @@ export class SearchPool {
     const worker = new Worker(this.#workerModule, {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MIB },
     });
-    const slot: Slot = { worker, waiting: new Map(), broken: null };
-    worker.on("message", (answer: UnitAnswer | SegmentAnswer | FilesAnswer) => {
-      if (slot.waiting.get(answer.id)?.(answer)) slot.waiting.delete(answer.id);
+    let loaded = () => {};
+    const whenLoaded = new Promise<void>((resolve) => (loaded = resolve));
+    const slot: Slot = { worker, waiting: new Map(), broken: null, loaded: false, whenLoaded };
+    worker.on("message", (answer: UnitAnswer | SegmentAnswer | FilesAnswer | WorkerReady) => {
+      if ("ready" in answer) {
+        slot.loaded = true;
+        loaded();
+      } else if (slot.waiting.get(answer.id)?.(answer)) slot.waiting.delete(answer.id);
       if (slot.waiting.size === 0) worker.unref();
     });
     // A worker that fails or exits answers every job it holds, so no search waits forever.
@@ -117,13 +126,56 @@ export class SearchPool {
     return [...this.#slots];
   }
 
-  /**
-   * Starts the workers the pool may have, ahead of a search. A worker that
-   * cannot start is left to the search itself, which then reports it.
-   */
-  warm(): void {
+  /** The workers started so far; the first is started when there is none. */
+  #some(): Slot[] {
+    if (this.#slots.length === 0) this.#slots.push(this.#start());
+    return [...this.#slots];
+  }
+
+  /** Starts the workers the pool may have and has not started; returns them. */
+  #rest(): Slot[] {
+    const before = new Set(this.#slots);
     try {
       this.#all();
+    } catch {
+      // A worker that cannot start leaves the search to those that did.
+    }
+    return this.#slots.filter((slot) => !before.has(slot));
+  }
+
+  /**
+   * Whether a worker of the pool has loaded its module: a job posted now
+   * starts at once, not after the worker's start-up.
+   */
+  get ready(): boolean {
+    return this.#slots.some((slot) => slot.loaded && slot.broken === null);
+  }
+
+  /**
+   * Resolves once a worker of the pool has loaded its module (see
+   * {@link ready}); starts the first worker when none is started.
+   */
+  async whenReady(): Promise<void> {
+    const slots = this.#some();
+    // Held open until then: an idle worker does not keep the process alive.
+    for (const slot of slots) slot.worker.ref();
+    try {
+      await Promise.race(slots.map((slot) => slot.whenLoaded));
+    } finally {
+      for (const slot of slots) if (slot.waiting.size === 0) slot.worker.unref();
+    }
+  }
+
+  /**
+   * Starts the workers the pool may have, ahead of a search; with `"first"`,
+   * only the first (a tree job starts the others once its first unit is
+   * under way). A worker that cannot start is left to the search itself,
+   * which then reports it.
+   */
+  warm(workers: "all" | "first" = "all"): void {
+    try {
+      if (workers === "all") this.#all();
+      else this.#some();
     } catch {
       // The search that follows starts it again and handles the failure.
     }
@@ -134,6 +186,11 @@ export class SearchPool {
    * units it hands on (see `unit.ts`), and the results come back here
    * in walk order. Stopping the iteration or aborting stops every unit
    * before its next file; the units already running are awaited.
+   *
+   * Starting a worker holds this thread up for a while (under Deno, about
+   * as long as walking a few thousand entries): the workers not started
+   * yet start once the start's unit is posted, so that the first walks
+   * meanwhile, and each waits for units once it has loaded its module.
    */
   async *#tree<T>(
     start: TreeStart,
@@ -144,7 +201,7 @@ export class SearchPool {
     make: (display: string, result: ScanResult | null) => T,
   ): AsyncGenerator<T[]> {
     signal?.throwIfAborted();
-    const slots = this.#all();
+    const slots = this.#some();
     const flags = new SharedArrayBuffer(8);
     const flag = new Int32Array(flags);
     const spec: TreeSpec = {
@@ -210,11 +267,13 @@ export class SearchPool {
       rouse();
       return false;
     };
-    for (const slot of slots) {
+    const listen = (slot: Slot) => {
       const handle = handler(slot);
       // Only this job's answers come under its id.
       slot.waiting.set(spec.id, (answer) => handle(answer as UnitAnswer | null));
-    }
+    };
+    for (const slot of slots) listen(slot);
+    let over = false;
     signal?.addEventListener("abort", stop, { once: true });
     try {
       const root: TreeUnit = {
@@ -226,6 +285,14 @@ export class SearchPool {
       order.open(root.display, root.after ?? root.display);
       assign(slots[0], root);
       for (const slot of slots.slice(1)) free(slot);
+      for (const slot of this.#rest()) {
+        slots.push(slot);
+        running.set(slot, 0);
+        listen(slot);
+        slot.whenLoaded.then(() => {
+          if (!over && slot.broken === null) free(slot);
+        });
+      }
       while (true) {
         signal?.throwIfAborted();
         if (failure !== null) throw failure;
@@ -235,6 +302,7 @@ export class SearchPool {
         else await new Promise<void>((resolve) => (wake = resolve));
       }
     } finally {
+      over = true;
       stop();
       signal?.removeEventListener("abort", stop);
       // Units already running stop at their next file or scan step, and are awaited.

@@ -138,15 +138,21 @@ export function workerSearches(
     },
     async *globTree(start, glob, signal = new AbortController().signal) {
       const here = await ThreadWalk.start(filesystem, start, glob.ignore, signal);
-      if (here.isTree) pool.warm();
+      // A listing is cheap per entry: the first worker walks while the others start.
+      if (here.isTree) pool.warm("first");
       let found = 0;
-      for await (const paths of globHere(here, glob, ENTRIES_HERE_FIRST)) {
+      // Once a worker is ready (an earlier search started it), the walk goes there after its
+      // first entry (a start with nothing in it ends here): a worker walks a tree several times
+      // faster than this thread's walk over asynchronous calls.
+      const ready = () => pool.ready;
+      for await (const paths of globHere(here, glob, ENTRIES_HERE_FIRST, ready)) {
         found += paths.length;
         yield paths;
       }
       if (here.done) return;
       const rest = { ...glob, limit: (glob.limit ?? Number.MAX_SAFE_INTEGER) - found };
-      const workers = pool.globTree(treeStart(start, await routes()), rest, here.last!, signal);
+      const after = here.last ?? undefined;
+      const workers = pool.globTree(treeStart(start, await routes()), rest, after, signal);
       if (yield* fromWorkers(workers, signal)) return;
       yield* globHere(here, glob);
     },

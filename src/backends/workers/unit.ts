@@ -98,6 +98,15 @@ export type UnitAnswer =
   | { readonly id: number; readonly unit: string; readonly handOn: TreeUnit }
   | { readonly id: number; readonly unit: string; readonly error: string };
 
+/**
+ * What a worker posts once, when its module has loaded and it listens for
+ * jobs (a worker module that never posts it is simply never known ready).
+ */
+export interface WorkerReady {
+  /** Always `true`. */
+  readonly ready: true;
+}
+
 /** Results in the first message of a unit; each next one doubles, up to {@link LAST_BATCH}. */
 const FIRST_BATCH = 16;
 const LAST_BATCH = 512;

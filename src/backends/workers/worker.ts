@@ -19,7 +19,7 @@ import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
 import type { ByteLiteral } from "../../search/bytes.ts";
 import { Buffer } from "node:buffer";
 import { READ_FLAGS, runUnit, VerifiedDirectories, workerWalkIO } from "./unit.ts";
-import type { ListSync, UnitJob } from "./unit.ts";
+import type { ListSync, UnitJob, WorkerReady } from "./unit.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { SegmentBuilder } from "../../index/segment.ts";
 import type {
@@ -322,4 +322,6 @@ export function serveSearches(list: ListSync): void {
       directories.release();
     }
   });
+  // The pool hands a search over to a ready worker at once, not after a stretch on its own thread.
+  parentPort?.postMessage({ ready: true } satisfies WorkerReady);
 }
