@@ -18,7 +18,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createSession, finalizeToolset } from "../mod.ts";
 import { serveHttp } from "../mcp.ts";
-import { ALL_TOOLS, tempDir, until } from "./helpers.ts";
+import { ALL_TOOLS, symlinkOnDisk, tempDir, until } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
 type Wire = "stdio" | "http";
@@ -359,6 +359,50 @@ test("MCP 2026-07-28 over HTTP: JSON nested 100,000 deep in arguments or in the 
     const listed = await post(3, "tools/list", { _meta: envelope({}) });
     assert.equal(listed.result?.tools?.length, ALL_TOOLS.length);
   } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP 2026-07-28 over HTTP: a working directory named in several spellings, or through a link, makes one toolset (one of the 64 a server serves)", async () => {
+  const dir = await tempDir();
+  const project = `${dir.path}/project`;
+  await mkdir(project);
+  await writeFile(`${project}/which.txt`, "the project\n");
+  await symlinkOnDisk(project, `${dir.path}/link`);
+  const made: string[] = [];
+  const make = async (workingDirectory: string) => {
+    made.push(workingDirectory);
+    return finalizeToolset({ session: await createSession({ workingDirectory }) });
+  };
+  const served = await serveHttp(() => make(dir.path), { port: 0, toolsetForRoot: make });
+  const client = makeClient({ answer: "decline", asked: [] });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(served.url), {
+      requestInit: { headers: { Authorization: `Bearer ${served.token}` } },
+    }),
+  );
+  try {
+    const href = pathToFileURL(project).href;
+    for (
+      const root of [
+        href,
+        `${href}/`,
+        `${href}//`,
+        href.replace(/project$/, "./project"),
+        pathToFileURL(`${dir.path}/link`).href,
+      ]
+    ) {
+      const read = await client.callTool({
+        name: "read",
+        arguments: { path: "which.txt" },
+        _meta: { "openwork/root": root },
+      });
+      assert.match(text(read), /the project/, root);
+    }
+    assert.deepEqual(made, [dir.path, project]);
+  } finally {
+    await client.close();
     await served.close();
     await dir.cleanup();
   }
