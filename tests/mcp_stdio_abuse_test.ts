@@ -245,6 +245,41 @@ test("MCP: a request before initialize gets -32600; ping is answered; after init
   });
 });
 
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+test("MCP stdio: on a connection that opened with initialize, the 2026-07-28 envelope does not stand in for it: after a failed initialize, requests with or without it get -32600", async () => {
+  await withServer(async (server) => {
+    const failed = await server.request("bad-init", "initialize", {
+      protocolVersion: "2025-06-18",
+    });
+    assert.equal(failed.error?.code, -32602);
+    const enveloped = await server.request("enveloped", "tools/call", {
+      name: "read",
+      arguments: { path: "a.txt" },
+      _meta: ENVELOPE,
+    });
+    assert.equal(enveloped.error?.code, -32600, JSON.stringify(enveloped).slice(0, 300));
+    const plain = await server.request("plain", "tools/list");
+    assert.equal(plain.error?.code, -32600, JSON.stringify(plain).slice(0, 300));
+    await server.initialize();
+    await server.stillServes("after");
+  });
+});
+
+test("MCP stdio: a ping before the first request does not choose the revision: a 2026-07-28 client that pings first is served as one", async () => {
+  await withServer(async (server) => {
+    assert.deepEqual((await server.request("ping", "ping")).result, {});
+    const discovered = await server.request("discover", "server/discover", { _meta: ENVELOPE });
+    assert.ok(
+      (discovered.result?.supportedVersions as string[] | undefined)?.includes("2026-07-28"),
+      JSON.stringify(discovered).slice(0, 300),
+    );
+  });
+});
+
 test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and the server keeps serving", async () => {
   // 200 KB a line, far under the cap; deep enough to overflow a recursive JSON.stringify.
   const deep = "[".repeat(100_000) + "]".repeat(100_000);
