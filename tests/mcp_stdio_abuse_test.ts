@@ -269,6 +269,26 @@ test("MCP stdio: on a connection that opened with initialize, the 2026-07-28 env
   });
 });
 
+test("MCP stdio 2026-07-28: a request the revision's JSON-RPC schema refuses (a progressToken not a string or number, params an array) gets -32600 with its id, first or later, and the connection keeps serving", async () => {
+  await withServer(async (server) => {
+    const read = (progressToken: unknown) => ({
+      name: "read",
+      arguments: { path: "a.txt" },
+      _meta: { ...ENVELOPE, progressToken },
+    });
+    const first = await server.request("first", "tools/call", read(true));
+    assert.equal(first.error?.code, -32600, JSON.stringify(first).slice(0, 300));
+    const served = await server.request("served", "tools/call", read("p"));
+    assert.equal(served.result?.isError, false, JSON.stringify(served).slice(0, 300));
+    for (const [id, params] of [["object", read({})], ["null", read(null)], ["array", [1]]]) {
+      const refused = await server.request(id as string, "tools/call", params);
+      assert.equal(refused.error?.code, -32600, JSON.stringify(refused).slice(0, 300));
+    }
+    const again = await server.request("again", "tools/call", read(7));
+    assert.equal(again.result?.isError, false, JSON.stringify(again).slice(0, 300));
+  });
+});
+
 test("MCP stdio: a ping before the first request does not choose the revision: a 2026-07-28 client that pings first is served as one", async () => {
   await withServer(async (server) => {
     assert.deepEqual((await server.request("ping", "ping")).result, {});
