@@ -407,3 +407,60 @@ test("MCP 2026-07-28 over HTTP: a working directory named in several spellings, 
     await dir.cleanup();
   }
 });
+
+test("MCP 2026-07-28 over HTTP: approval elicit with a client whose elicitation takes URLs only is a refusal the model can read, as under the 2025 revisions, and nothing runs", async () => {
+  const dir = await tempDir();
+  const served = await serveHttp(
+    async () =>
+      finalizeToolset({
+        session: await createSession({
+          workingDirectory: dir.path,
+          permissions: { mode: "default" },
+        }),
+      }),
+    { port: 0 },
+  );
+  const call = async (elicitation: Record<string, unknown>) => {
+    const response = await fetch(served.url, {
+      method: "POST",
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "bash",
+          arguments: { command: "touch made-by-bash.txt" },
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": { elicitation },
+          },
+        },
+      }),
+      headers: {
+        authorization: `Bearer ${served.token}`,
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "bash",
+      },
+    });
+    return await response.json() as {
+      result?: { isError?: boolean; resultType?: string; content?: { text: string }[] };
+      error?: unknown;
+    };
+  };
+  try {
+    const urlOnly = await call({ url: {} });
+    assert.equal(urlOnly.result?.isError, true, JSON.stringify(urlOnly));
+    assert.match(urlOnly.result?.content?.[0].text ?? "", /cannot ask the person/);
+    // A client that declares forms, or elicitation without modes, is asked.
+    for (const elicitation of [{}, { form: {} }, { form: {}, url: {} }]) {
+      assert.equal((await call(elicitation)).result?.resultType, "input_required");
+    }
+    assert.equal(await exists(`${dir.path}/made-by-bash.txt`), false);
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});

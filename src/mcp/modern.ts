@@ -66,6 +66,21 @@ export interface ModernEngine {
   toolsets(): FinalizedToolset[];
 }
 
+/** The refusal's `how` for a client whose elicitation takes URLs only. */
+const URL_ELICITATION_ONLY = "this MCP client cannot ask the person with a form (its " +
+  "elicitation takes URLs only), so it was not run; a client that confirms each tool call " +
+  "itself can start the server with --approval client";
+
+/**
+ * Whether a client's `elicitation` capability takes forms: one that names
+ * `form`, or names no mode at all (forms, as before URL elicitation).
+ */
+function answersForms(elicitation: unknown): boolean {
+  if (typeof elicitation !== "object" || elicitation === null) return true;
+  const modes = elicitation as Record<string, unknown>;
+  return modes.form !== undefined || modes.url === undefined;
+}
+
 function invalidParams(message: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 }
@@ -174,6 +189,8 @@ export function createModernEngine(
         return refused("the person declined it");
       }
       if (capabilities?.elicitation === undefined) return refused(NO_ELICITATION);
+      // The question is a form: a client that takes URL elicitations only cannot answer it.
+      if (!answersForms(capabilities.elicitation)) return refused(URL_ELICITATION_ONLY);
       asked = question;
       return { approved: false, reason: "asked" };
     };
