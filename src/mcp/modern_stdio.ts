@@ -27,8 +27,9 @@ type Receive = (message: JsonRpcMessage, extra?: unknown) => void;
 
 /**
  * The channel as the server package sees it. A request that the package's
- * JSON-RPC schema refuses (a `_meta.progressToken` that is neither a string
- * nor a number, `params` that is an array) would be dropped there without
+ * JSON-RPC schema refuses (a `_meta` that is not an object, a
+ * `_meta.progressToken` that is neither a string nor a number, `params`
+ * that is an array) would be dropped there without
  * an answer, leaving the client waiting: it is answered here, with -32600
  * and its id, as over HTTP.
  */
@@ -47,8 +48,8 @@ function answeringChannel(channel: EraChannel, report: (error: Error) => void): 
           (typeof id === "string" || typeof id === "number");
         if (!request || isJSONRPCRequest(message)) return receive(message, extra);
         const refusal = `Invalid Request: ${message.method} does not fit the JSON-RPC request ` +
-          "of protocol revision 2026-07-28 (params must be an object; _meta.progressToken a " +
-          "string or a number).";
+          "of protocol revision 2026-07-28 (params and its _meta must be objects, " +
+          "_meta.progressToken a string or a number).";
         report(new Error(`refused input: ${refusal}`));
         channel.send(errorReply(id, JSONRPC_ERROR.invalidRequest, refusal) as never)
           .catch(report);
