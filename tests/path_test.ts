@@ -244,6 +244,24 @@ for (const fixture of fixtures) {
       await made.cleanup();
     }
   });
+
+  test(`路径安全 (${fixture.name}): a working directory inside .git/ refuses writes as .git/ does`, async () => {
+    const made = await fixture.make({ ".git/hooks/README": "hooks\n", "a.txt": "a\n" });
+    try {
+      const session = await createSession({
+        workingDirectory: `${made.root}/.git`,
+        filesystem: made.filesystem,
+      });
+      for (const path of ["hooks/pre-commit", "config", "hooks/README"]) {
+        await assert.rejects(session.resolvePath(path, "write", "may_create"), {
+          code: "path_protected",
+        }, path);
+      }
+      assert.equal((await session.resolvePath("hooks/README", "read", "must_exist")).existed, true);
+    } finally {
+      await made.cleanup();
+    }
+  });
 }
 
 test("路径安全: tools cannot bypass CheckedPath to reach a raw path", async () => {
