@@ -52,7 +52,10 @@ export interface SessionOptions {
   readonly filesystem?: AsyncFileSystem;
   /** The process backend (default: the runtime's own). */
   readonly processes?: ProcessBackend;
-  /** Directory names inside the working directory that refuse writes (default `[".git"]`). */
+  /**
+   * Directory names that refuse writes (default `[".git"]`): a path inside one, also where the
+   * working directory itself lies inside one.
+   */
   readonly protectedNames?: readonly string[];
   /**
    * An index of the working directory that `grep` and `glob` answer from,

@@ -18,7 +18,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createSession, finalizeToolset } from "../mod.ts";
 import { serveHttp } from "../mcp.ts";
-import { ALL_TOOLS, tempDir, until } from "./helpers.ts";
+import { ALL_TOOLS, symlinkOnDisk, tempDir, until } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
 type Wire = "stdio" | "http";
@@ -359,6 +359,107 @@ test("MCP 2026-07-28 over HTTP: JSON nested 1,000,000 deep in arguments or in th
     assert.equal(typeof capabilities.error?.code, "number", JSON.stringify(capabilities));
     const listed = await post(3, "tools/list", { _meta: envelope({}) });
     assert.equal(listed.result?.tools?.length, ALL_TOOLS.length);
+  } finally {
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP 2026-07-28 over HTTP: a working directory named in several spellings, or through a link, makes one toolset (one of the 64 a server serves)", async () => {
+  const dir = await tempDir();
+  const project = `${dir.path}/project`;
+  await mkdir(project);
+  await writeFile(`${project}/which.txt`, "the project\n");
+  await symlinkOnDisk(project, `${dir.path}/link`);
+  const made: string[] = [];
+  const make = async (workingDirectory: string) => {
+    made.push(workingDirectory);
+    return finalizeToolset({ session: await createSession({ workingDirectory }) });
+  };
+  const served = await serveHttp(() => make(dir.path), { port: 0, toolsetForRoot: make });
+  const client = makeClient({ answer: "decline", asked: [] });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(served.url), {
+      requestInit: { headers: { Authorization: `Bearer ${served.token}` } },
+    }),
+  );
+  try {
+    const href = pathToFileURL(project).href;
+    for (
+      const root of [
+        href,
+        `${href}/`,
+        `${href}//`,
+        href.replace(/project$/, "./project"),
+        pathToFileURL(`${dir.path}/link`).href,
+      ]
+    ) {
+      const read = await client.callTool({
+        name: "read",
+        arguments: { path: "which.txt" },
+        _meta: { "openwork/root": root },
+      });
+      assert.match(text(read), /the project/, root);
+    }
+    assert.deepEqual(made, [dir.path, project]);
+  } finally {
+    await client.close();
+    await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP 2026-07-28 over HTTP: approval elicit with a client whose elicitation takes URLs only is a refusal the model can read, as under the 2025 revisions, and nothing runs", async () => {
+  const dir = await tempDir();
+  const served = await serveHttp(
+    async () =>
+      finalizeToolset({
+        session: await createSession({
+          workingDirectory: dir.path,
+          permissions: { mode: "default" },
+        }),
+      }),
+    { port: 0 },
+  );
+  const call = async (elicitation: Record<string, unknown>) => {
+    const response = await fetch(served.url, {
+      method: "POST",
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "bash",
+          arguments: { command: "touch made-by-bash.txt" },
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": { elicitation },
+          },
+        },
+      }),
+      headers: {
+        authorization: `Bearer ${served.token}`,
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "bash",
+      },
+    });
+    return await response.json() as {
+      result?: { isError?: boolean; resultType?: string; content?: { text: string }[] };
+      error?: unknown;
+    };
+  };
+  try {
+    const urlOnly = await call({ url: {} });
+    assert.equal(urlOnly.result?.isError, true, JSON.stringify(urlOnly));
+    assert.match(urlOnly.result?.content?.[0].text ?? "", /cannot ask the person/);
+    // A client that declares forms, or elicitation without modes, is asked.
+    for (const elicitation of [{}, { form: {} }, { form: {}, url: {} }]) {
+      assert.equal((await call(elicitation)).result?.resultType, "input_required");
+    }
+    assert.equal(await exists(`${dir.path}/made-by-bash.txt`), false);
   } finally {
     await served.close();
     await dir.cleanup();

@@ -245,6 +245,61 @@ test("MCP: a request before initialize gets -32600; ping is answered; after init
   });
 });
 
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+test("MCP stdio: on a connection that opened with initialize, the 2026-07-28 envelope does not stand in for it: after a failed initialize, requests with or without it get -32600", async () => {
+  await withServer(async (server) => {
+    const failed = await server.request("bad-init", "initialize", {
+      protocolVersion: "2025-06-18",
+    });
+    assert.equal(failed.error?.code, -32602);
+    const enveloped = await server.request("enveloped", "tools/call", {
+      name: "read",
+      arguments: { path: "a.txt" },
+      _meta: ENVELOPE,
+    });
+    assert.equal(enveloped.error?.code, -32600, JSON.stringify(enveloped).slice(0, 300));
+    const plain = await server.request("plain", "tools/list");
+    assert.equal(plain.error?.code, -32600, JSON.stringify(plain).slice(0, 300));
+    await server.initialize();
+    await server.stillServes("after");
+  });
+});
+
+test("MCP stdio 2026-07-28: a request the revision's JSON-RPC schema refuses (a progressToken not a string or number, params an array) gets -32600 with its id, first or later, and the connection keeps serving", async () => {
+  await withServer(async (server) => {
+    const read = (progressToken: unknown) => ({
+      name: "read",
+      arguments: { path: "a.txt" },
+      _meta: { ...ENVELOPE, progressToken },
+    });
+    const first = await server.request("first", "tools/call", read(true));
+    assert.equal(first.error?.code, -32600, JSON.stringify(first).slice(0, 300));
+    const served = await server.request("served", "tools/call", read("p"));
+    assert.equal(served.result?.isError, false, JSON.stringify(served).slice(0, 300));
+    for (const [id, params] of [["object", read({})], ["null", read(null)], ["array", [1]]]) {
+      const refused = await server.request(id as string, "tools/call", params);
+      assert.equal(refused.error?.code, -32600, JSON.stringify(refused).slice(0, 300));
+    }
+    const again = await server.request("again", "tools/call", read(7));
+    assert.equal(again.result?.isError, false, JSON.stringify(again).slice(0, 300));
+  });
+});
+
+test("MCP stdio: a ping before the first request does not choose the revision: a 2026-07-28 client that pings first is served as one", async () => {
+  await withServer(async (server) => {
+    assert.deepEqual((await server.request("ping", "ping")).result, {});
+    const discovered = await server.request("discover", "server/discover", { _meta: ENVELOPE });
+    assert.ok(
+      (discovered.result?.supportedVersions as string[] | undefined)?.includes("2026-07-28"),
+      JSON.stringify(discovered).slice(0, 300),
+    );
+  });
+});
+
 test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and the server keeps serving", async () => {
   // 200 KB a line, far under the cap; deep enough to overflow a recursive JSON.stringify.
   const deep = "[".repeat(100_000) + "]".repeat(100_000);

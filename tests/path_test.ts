@@ -204,6 +204,64 @@ for (const fixture of fixtures) {
       await made.cleanup();
     }
   });
+
+  test(`路径安全 (${fixture.name}): the skill root refuses writes also where the working directory holds it, or is inside it`, async () => {
+    const made = await fixture.make({ "skills/demo/SKILL.md": "# Demo\n", "notes.txt": "n\n" });
+    try {
+      const skills = `${made.root}/skills`;
+      // The skill root inside the working directory (a session started in the home directory).
+      const holding = await workspace({ ...fixture, make: () => Promise.resolve(made) }, {}, {
+        mode: "acceptEdits",
+        skillRoot: skills,
+      });
+      for (const path of ["skills/demo/SKILL.md", `${skills}/demo/SKILL.md`, "skills/new.md"]) {
+        const write = await holding.call("write", { path, content: "pwned\n" });
+        assert.equal(write.error?.code, "path_protected", `${path}: ${write.output}`);
+        const edit = await holding.call("edit", { path, old_text: "Demo", new_text: "X" });
+        assert.ok(!edit.ok, path);
+        assert.ok(["path_protected", "not_found"].includes(edit.error.code), edit.output);
+      }
+      assert.equal(await fixture.readText(made.filesystem, `${skills}/demo/SKILL.md`), "# Demo\n");
+      assert.equal(await fixture.readText(made.filesystem, `${skills}/new.md`), null);
+      // Reading there, and writing beside it, are as before.
+      assert.equal((await holding.call("read", { path: "skills/demo/SKILL.md" })).ok, true);
+      assert.equal((await holding.call("write", { path: "notes.txt", content: "w\n" })).ok, true);
+
+      // The working directory is the skill root itself.
+      const inside = await createSession({
+        workingDirectory: skills,
+        filesystem: made.filesystem,
+        skillRoot: skills,
+      });
+      await assert.rejects(inside.resolvePath("demo/SKILL.md", "write", "must_exist"), {
+        code: "path_protected",
+      });
+      await assert.rejects(inside.resolvePath("other.md", "write", "may_create"), {
+        code: "path_protected",
+      });
+      assert.equal((await inside.resolvePath("demo/SKILL.md", "read", "must_exist")).existed, true);
+    } finally {
+      await made.cleanup();
+    }
+  });
+
+  test(`路径安全 (${fixture.name}): a working directory inside .git/ refuses writes as .git/ does`, async () => {
+    const made = await fixture.make({ ".git/hooks/README": "hooks\n", "a.txt": "a\n" });
+    try {
+      const session = await createSession({
+        workingDirectory: `${made.root}/.git`,
+        filesystem: made.filesystem,
+      });
+      for (const path of ["hooks/pre-commit", "config", "hooks/README"]) {
+        await assert.rejects(session.resolvePath(path, "write", "may_create"), {
+          code: "path_protected",
+        }, path);
+      }
+      assert.equal((await session.resolvePath("hooks/README", "read", "must_exist")).existed, true);
+    } finally {
+      await made.cleanup();
+    }
+  });
 }
 
 test("路径安全: tools cannot bypass CheckedPath to reach a raw path", async () => {

@@ -1,6 +1,7 @@
 /**
  * One connection, two protocol eras: the first request of a stdio
- * connection decides which engine serves it. A request that carries the
+ * connection that chooses one (a `ping` does not) decides which engine
+ * serves it. A request that carries the
  * 2026-07-28 envelope (`_meta["io.modelcontextprotocol/protocolVersion"]`,
  * as `server/discover` and every later request of such a client do) pins
  * the connection to the 2026-07-28 engine; anything else (an `initialize`)
@@ -25,6 +26,17 @@ export function carriesEnvelope(message: unknown): boolean {
   const meta = (params as { _meta?: unknown })._meta;
   if (typeof meta !== "object" || meta === null) return false;
   return typeof (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] === "string";
+}
+
+/**
+ * The era a request of a stdio connection chooses, if it chooses one: the
+ * 2026-07-28 envelope chooses `modern`, an `initialize` `legacy`; anything
+ * else (a `ping`, which both eras answer) leaves the choice to a later request.
+ */
+export function eraChosenBy(message: unknown): Era | undefined {
+  if (carriesEnvelope(message)) return "modern";
+  const method = (message as { method?: unknown } | null)?.method;
+  return method === "initialize" ? "legacy" : undefined;
 }
 
 /** Whether a request of `serveHttp` belongs to the 2026-07-28 revision. */
@@ -95,7 +107,8 @@ export class EraChannel implements McpTransport {
 
 /**
  * Routes a connection's messages to the engine of its era, decided by its
- * first request: `legacy` hears everything until then. `onModern` is called
+ * first request that chooses one ({@link eraChosenBy}): `legacy` hears
+ * everything until then. `onModern` is called
  * once, when the connection turns out to be 2026-07-28, to connect that
  * engine; its messages are held until it listens. Returns the two channels
  * to connect the engines to; `wire.onclose` reaches both.
@@ -109,7 +122,7 @@ export function routeEras(
   let era: Era | undefined;
   wire.onmessage = (message, extra) => {
     if (era === undefined && typeof message.method === "string" && "id" in message) {
-      era = carriesEnvelope(message) ? "modern" : "legacy";
+      era = eraChosenBy(message);
       if (era === "modern") onModern(modern);
     }
     (era === "modern" ? modern : legacy).deliver(message, extra);

@@ -66,6 +66,21 @@ export interface ModernEngine {
   toolsets(): FinalizedToolset[];
 }
 
+/** The refusal's `how` for a client whose elicitation takes URLs only. */
+const URL_ELICITATION_ONLY = "this MCP client cannot ask the person with a form (its " +
+  "elicitation takes URLs only), so it was not run; a client that confirms each tool call " +
+  "itself can start the server with --approval client";
+
+/**
+ * Whether a client's `elicitation` capability takes forms: one that names
+ * `form`, or names no mode at all (forms, as before URL elicitation).
+ */
+function answersForms(elicitation: unknown): boolean {
+  if (typeof elicitation !== "object" || elicitation === null) return true;
+  const modes = elicitation as Record<string, unknown>;
+  return modes.form !== undefined || modes.url === undefined;
+}
+
 function invalidParams(message: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 }
@@ -82,37 +97,52 @@ export function createModernEngine(
   const settled = new Set<FinalizedToolset>([toolset]);
 
   /** The toolset of the request's working directory. */
-  function toolsetOf(meta: Record<string, unknown> | undefined): Promise<FinalizedToolset> {
+  async function toolsetOf(meta: Record<string, unknown> | undefined): Promise<FinalizedToolset> {
     const make = options.toolsetForRoot;
     const uri = meta?.[ROOT_META_KEY];
     // --root wins: a server given a fixed root runs every call there.
-    if (uri === undefined || make === undefined) return Promise.resolve(toolset);
+    if (uri === undefined || make === undefined) return toolset;
     if (typeof uri !== "string" || !uri.startsWith("file://")) {
       throw invalidParams(`_meta["${ROOT_META_KEY}"] must be a file:// URI`);
     }
-    let path: string;
+    let given: string;
     try {
-      path = fileURLToPath(uri);
+      given = fileURLToPath(uri);
     } catch (error) {
       throw invalidParams(`_meta["${ROOT_META_KEY}"]: ${(error as Error).message}`);
     }
-    if (path === toolset.session.workingDirectory) return Promise.resolve(toolset);
+    const cannot = (error: unknown) =>
+      invalidParams(
+        `the working directory ${given} cannot be used: ${(error as Error)?.message ?? error}`,
+      );
+    // Known by the directory it names, not by its spelling: `/repo`, `/repo/` and a link to it
+    // are one working directory, so they neither make a toolset each nor use up the cap.
+    let path: string;
+    try {
+      path = await toolset.session.filesystem.realPath(given);
+    } catch (error) {
+      throw cannot(error);
+    }
+    if (path === toolset.session.workingDirectory) return toolset;
     const known = made.get(path);
-    if (known !== undefined) return known;
+    if (known !== undefined) return await known;
     if (made.size >= MAX_ROOTS) {
       throw invalidParams(
         `this server serves at most ${MAX_ROOTS} working directories; ${path} is one more`,
       );
     }
     // A directory that cannot be used is the request's error, and is tried again next time.
-    const making = make(path).catch((error) => {
-      throw invalidParams(
-        `the working directory ${path} cannot be used: ${(error as Error)?.message ?? error}`,
-      );
+    const making = make(path).then(async (next) => {
+      // Replaced by a link meanwhile: the toolset would serve another directory under this name.
+      if (next.session.workingDirectory === path) return next;
+      await next.session.processes.shutdown();
+      throw new Error(`it is now ${next.session.workingDirectory}`);
+    }).catch((error) => {
+      throw cannot(error);
     });
     made.set(path, making);
     making.then((next) => settled.add(next), () => made.delete(path));
-    return making;
+    return await making;
   }
 
   async function call(
@@ -159,6 +189,8 @@ export function createModernEngine(
         return refused("the person declined it");
       }
       if (capabilities?.elicitation === undefined) return refused(NO_ELICITATION);
+      // The question is a form: a client that takes URL elicitations only cannot answer it.
+      if (!answersForms(capabilities.elicitation)) return refused(URL_ELICITATION_ONLY);
       asked = question;
       return { approved: false, reason: "asked" };
     };

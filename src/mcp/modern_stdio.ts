@@ -6,11 +6,14 @@
  *
  * @module
  */
+import { isJSONRPCRequest } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { EraChannel } from "./eras.ts";
+import { errorReply, JSONRPC_ERROR, type JsonRpcMessage } from "./jsonrpc.ts";
 import { createModernEngine } from "./modern.ts";
 import type { McpServerOptions } from "./options.ts";
+import type { McpTransport, SendOptions } from "./protocol.ts";
 
 /** A served 2026-07-28 connection. */
 export interface ModernConnection {
@@ -18,6 +21,53 @@ export interface ModernConnection {
   toolsets(): FinalizedToolset[];
   /** Ends it. */
   close(): Promise<void>;
+}
+
+type Receive = (message: JsonRpcMessage, extra?: unknown) => void;
+
+/**
+ * The channel as the server package sees it. A request that the package's
+ * JSON-RPC schema refuses (a `_meta` that is not an object, a
+ * `_meta.progressToken` that is neither a string nor a number, `params`
+ * that is an array) would be dropped there without
+ * an answer, leaving the client waiting: it is answered here, with -32600
+ * and its id, as over HTTP.
+ */
+function answeringChannel(channel: EraChannel, report: (error: Error) => void): McpTransport {
+  return {
+    start: () => channel.start(),
+    send: (message: JsonRpcMessage, options?: SendOptions) => channel.send(message, options),
+    close: () => channel.close(),
+    get onmessage(): Receive | undefined {
+      return channel.onmessage;
+    },
+    set onmessage(receive: Receive | undefined) {
+      channel.onmessage = receive === undefined ? undefined : (message, extra) => {
+        const id = message.id;
+        const request = typeof message.method === "string" &&
+          (typeof id === "string" || typeof id === "number");
+        if (!request || isJSONRPCRequest(message)) return receive(message, extra);
+        const refusal = `Invalid Request: ${message.method} does not fit the JSON-RPC request ` +
+          "of protocol revision 2026-07-28 (params and its _meta must be objects, " +
+          "_meta.progressToken a string or a number).";
+        report(new Error(`refused input: ${refusal}`));
+        channel.send(errorReply(id, JSONRPC_ERROR.invalidRequest, refusal) as never)
+          .catch(report);
+      };
+    },
+    get onerror() {
+      return channel.onerror;
+    },
+    set onerror(hear: ((error: Error) => void) | undefined) {
+      channel.onerror = hear;
+    },
+    get onclose() {
+      return channel.onclose;
+    },
+    set onclose(hear: (() => void) | undefined) {
+      channel.onclose = hear;
+    },
+  };
 }
 
 /** Serves the 2026-07-28 requests that arrive on `channel`; `report` hears what goes wrong. */
@@ -30,7 +80,7 @@ export function serveModernStdio(
   const engine = createModernEngine(toolset, options);
   // One instance for the connection: the first request chose the revision.
   const served = serveStdio(() => engine.server(), {
-    transport: channel,
+    transport: answeringChannel(channel, report),
     legacy: "reject",
     onerror: report,
   });

@@ -13,7 +13,7 @@
  */
 import process from "node:process";
 import { errorReply, JSONRPC_ERROR, type JsonRpcMessage, parseLine } from "./jsonrpc.ts";
-import { carriesEnvelope } from "./eras.ts";
+import { type Era, eraChosenBy } from "./eras.ts";
 
 /**
  * The longest line the stdio transport reads, in bytes (4 MiB). A longer
@@ -56,8 +56,10 @@ export interface StdioTransportOptions {
    * Whether requests other than `initialize` and `ping` are refused until an
    * `initialize` request has arrived (default `true`, as the MCP lifecycle
    * asks); an `initialize` answered with an error closes the gate again. A
-   * request of protocol revision 2026-07-28 (its `_meta` names the protocol
-   * version), which has no `initialize`, passes and opens it.
+   * connection whose first request is of protocol revision 2026-07-28 (its
+   * `_meta` names the protocol version), which has no `initialize`, is not
+   * gated; on one that opened with `initialize`, that envelope passes no
+   * request the gate holds.
    */
   readonly requireInitialize?: boolean;
 }
@@ -95,6 +97,8 @@ export class StdioTransport {
   readonly #max: number;
   readonly #requireInitialize: boolean;
   #gated: boolean;
+  /** The era the connection's first request chose, once one has. */
+  #era: Era | undefined;
   readonly #initializeIds = new Set<string | number>();
   #pending: Uint8Array[] = [];
   /** The sends waiting for the output to drain. */
@@ -223,14 +227,15 @@ export class StdioTransport {
     const message = incoming.message;
     if (typeof message.method === "string" && "id" in message) {
       const id = message.id as string | number;
+      this.#era ??= eraChosenBy(message);
       // Open from the moment initialize arrives: a client may pipeline its first requests.
       if (message.method === "initialize") {
         this.#initializeIds.add(id);
         this.#gated = false;
-      } else if (carriesEnvelope(message)) {
-        // Protocol revision 2026-07-28 has no initialize: each request carries its own version.
-        this.#gated = false;
-      } else if (this.#gated && message.method !== "ping") {
+      } else if (this.#gated && this.#era !== "modern" && message.method !== "ping") {
+        // Protocol revision 2026-07-28 has no initialize: a connection whose first request
+        // carries its envelope is never gated. On one that opened with initialize, the envelope
+        // does not stand in for a successful one.
         return this.#refuse(
           errorReply(
             id,

@@ -206,12 +206,14 @@ export async function resolvePath(
     );
   }
   if (access === "write") {
-    if (kind === "skill_root") {
+    // The skill root is read-only wherever it lies: also where the working directory holds it
+    // (a session started in the home directory) or lies inside it.
+    if (kind === "skill_root" || (skillRoot !== null && isWithin(skillRoot, real))) {
       throw new ToolError("path_protected", `${input} is in the skill root, which is read-only.`);
     }
-    const protectedName = posix.relative(root, real).split("/").find((s) =>
-      roots.protectedNames.includes(s)
-    );
+    // Every segment of the real path, the root's own among them: a working directory inside
+    // `.git/` is inside it too.
+    const protectedName = real.split("/").find((s) => roots.protectedNames.includes(s));
     if (protectedName !== undefined) {
       throw new ToolError(
         "path_protected",
