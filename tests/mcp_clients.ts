@@ -68,9 +68,13 @@ export function text(result: CallResult): string {
   return result.content.map((c) => c.text ?? "").join("\n");
 }
 
-/** The CLI serving MCP over HTTP until `stop`: its URL and token, read from what it announces. */
-async function startHttpServer(
+/**
+ * The CLI serving MCP over HTTP with `flags` (in `cwd`, default this process's) until `stop`:
+ * its URL and token, read from what it announces.
+ */
+export async function startHttpServer(
   flags: string[],
+  cwd?: string,
 ): Promise<{ url: URL; token: string; child: ChildProcess; stop(): Promise<void> }> {
   const { command, args } = cliCommand();
   const token = randomUUID();
@@ -85,6 +89,7 @@ async function startHttpServer(
   ], {
     env: ENV,
     stdio: ["ignore", "ignore", "pipe"],
+    ...(cwd === undefined ? {} : { cwd }),
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = await new Promise<URL>((resolve, reject) => {

@@ -20,6 +20,7 @@ import { createSession, finalizeToolset } from "../mod.ts";
 import { serveHttp } from "../mcp.ts";
 import { ALL_TOOLS, symlinkOnDisk, tempDir, until } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
+import { startHttpServer } from "./mcp_clients.ts";
 
 type Wire = "stdio" | "http";
 
@@ -462,6 +463,53 @@ test("MCP 2026-07-28 over HTTP: approval elicit with a client whose elicitation 
     assert.equal(await exists(`${dir.path}/made-by-bash.txt`), false);
   } finally {
     await served.close();
+    await dir.cleanup();
+  }
+});
+
+test("MCP 2026-07-28 over HTTP: mcp --http without --root runs every request in its own directory, whatever _meta names", async () => {
+  const dir = await tempDir();
+  const [own, other] = [`${dir.path}/own`, `${dir.path}/other`];
+  await mkdir(own);
+  await mkdir(other);
+  await writeFile(`${own}/here.txt`, "the server's directory\n");
+  await writeFile(`${other}/there.txt`, "another directory\n");
+  const server = await startHttpServer(["--mode", "default"], own);
+  try {
+    const read = async (id: number, path: string) => {
+      const response = await fetch(new URL("/mcp", server.url), {
+        method: "POST",
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: {
+            name: "read",
+            arguments: { path },
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+              "openwork/root": pathToFileURL(other).href,
+            },
+          },
+        }),
+        headers: {
+          authorization: `Bearer ${server.token}`,
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "read",
+        },
+      });
+      return await response.text();
+    };
+    assert.match(await read(1, "here.txt"), /the server's directory/);
+    const there = await read(2, "there.txt");
+    assert.doesNotMatch(there, /another directory/);
+    assert.match(there, /not_found/);
+  } finally {
+    await server.stop();
     await dir.cleanup();
   }
 });

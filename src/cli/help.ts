@@ -88,8 +88,9 @@ Serves the toolset over MCP on stdin/stdout until the client disconnects,
 to clients of revision 2026-07-28 (stateless) and of the 2025 revisions.
 Without --root, the working directory is the client's first file:// root
 when the client declares roots (and moves when they change), else the
-current directory; a 2026-07-28 request names its own in
-_meta["openwork/root"] (a file:// URI).
+current directory; over stdio a 2026-07-28 request names its own in
+_meta["openwork/root"] (a file:// URI). Over --http every request runs in
+--root, else the current directory.
 
 --approval HOW   who decides a call the policy asks about:
   elicit   the person, through MCP elicitation where the client supports it;

@@ -125,11 +125,9 @@ async function runHttp(
       token: given,
       name: "openwork-tools",
       version: VERSION,
-      // A 2026-07-28 request may name its working directory; a root given on the command
-      // line wins.
-      ...(values.root === undefined
-        ? { toolsetForRoot: (root: string) => toolsetFor({ ...values, root }) }
-        : {}),
+      // No toolsetForRoot: over HTTP every request, 2026-07-28 or a 2025 session, runs in the
+      // server's own directory; a request that names another (_meta["openwork/root"]) is served
+      // in this one. Anyone holding the token could otherwise pick any directory, `/` included.
     });
     process.stderr.write(`openwork-tools: MCP over HTTP at ${served.url}\n`);
     if (given === undefined) {
