@@ -13,6 +13,7 @@ import { Buffer } from "node:buffer";
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import type { ModernEngine } from "./modern.ts";
 import { paceOf } from "./http_pace.ts";
+import { drainedOrClosed } from "./http_transport.ts";
 
 /** The request headers not passed on: the body is handed over whole, already read. */
 const HOP_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding"]);
@@ -70,15 +71,7 @@ export class ModernHttp {
         if (done) break;
         if (!response.write(Buffer.from(value))) {
           pace.fellBehind();
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              response.off("drain", done);
-              response.off("close", done);
-              resolve();
-            };
-            response.on("drain", done);
-            response.on("close", done);
-          });
+          await drainedOrClosed(response);
           pace.caughtUp();
         }
       }

@@ -111,6 +111,11 @@ function accepts(request: IncomingMessage, type: string): boolean {
 function write(stream: EventStream, message: JsonRpcMessage): Promise<void> {
   const response = stream.response;
   if (response.write(stream.event(message))) return Promise.resolve();
+  return drainedOrClosed(response);
+}
+
+/** Resolves once `response` has drained what it holds, or has closed. */
+export function drainedOrClosed(response: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       response.off("drain", done);
