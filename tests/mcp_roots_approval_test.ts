@@ -9,7 +9,9 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { tempDir, until } from "./helpers.ts";
+import { sh, tempDir, until } from "./helpers.ts";
+import { createSession, finalizeToolset } from "../mod.ts";
+import { ClientRoots } from "../src/mcp/roots.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
 /** Starts the server with `flags`; a client with `roots` answers `roots/list` from `roots.current`. */
@@ -131,6 +133,63 @@ test("MCP: approval modes: elicit refuses without elicitation and names --approv
     } finally {
       await client.close();
     }
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("MCP roots: a directory named in several spellings, or through a link, makes one toolset; past 64 directories a new root is refused and the working directory stays", async () => {
+  const dir = await tempDir();
+  try {
+    const repo = `${dir.path}/repo`;
+    await mkdir(repo);
+    await sh('ln -s "$1" "$2"', repo, `${dir.path}/link`);
+    let named = `${repo}`;
+    const warnings: string[] = [];
+    let made = 0;
+    const make = async (root: string) => {
+      made++;
+      return finalizeToolset({ session: await createSession({ workingDirectory: root }) });
+    };
+    const fallback = await make(dir.path);
+    const roots = new ClientRoots(
+      { declared: () => true, list: () => Promise.resolve({ roots: [{ uri: named }] }) },
+      fallback,
+      make,
+      (message) => warnings.push(message),
+    );
+    const spellings = [
+      pathToFileURL(repo).href,
+      `${pathToFileURL(repo).href}/`,
+      pathToFileURL(`${dir.path}/link`).href,
+      pathToFileURL(`${repo}/.`).href,
+    ];
+    const toolsets: unknown[] = [];
+    for (const spelling of spellings) {
+      named = spelling;
+      roots.refresh();
+      toolsets.push(await roots.current());
+    }
+    assert.equal(made, 2, "the fallback and one toolset for the repository");
+    assert.ok(toolsets.every((toolset) => toolset === toolsets[0]));
+    assert.equal(roots.all().length, 2);
+
+    // Up to 64 directories in all (the fallback's among them); the 65th is refused.
+    for (let i = 0; i < 62; i++) {
+      await mkdir(`${dir.path}/d${i}`);
+      named = pathToFileURL(`${dir.path}/d${i}`).href;
+      roots.refresh();
+      await roots.current();
+    }
+    assert.equal(roots.all().length, 64);
+    const before = await roots.current();
+    await mkdir(`${dir.path}/one-more`);
+    named = pathToFileURL(`${dir.path}/one-more`).href;
+    roots.refresh();
+    assert.equal(await roots.current(), before);
+    assert.equal(roots.all().length, 64);
+    assert.match(warnings.join("\n"), /at most 64 working directories/);
+    await Promise.all(roots.all().map((toolset) => toolset.session.processes.shutdown()));
   } finally {
     await dir.cleanup();
   }

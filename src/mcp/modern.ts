@@ -44,16 +44,13 @@ import {
   structuredTools,
   toolList,
 } from "./tool_answer.ts";
-import type { McpServerOptions } from "./options.ts";
+import { MAX_ROOTS, type McpServerOptions } from "./options.ts";
 
 /** The revision this engine serves. */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";
 
 /** The `_meta` key by which a request names its working directory (a `file://` URI). */
 export const ROOT_META_KEY = "openwork/root";
-
-/** The most working directories a server makes toolsets for. */
-const MAX_ROOTS = 64;
 
 /** The key under which the approval question travels in `inputRequests`. */
 const APPROVE = "approve";

@@ -45,3 +45,9 @@ export interface McpServerOptions {
    */
   readonly fullArtifacts?: boolean;
 }
+
+/**
+ * The most working directories a server makes toolsets for: a client's roots
+ * (2025 revisions) or the directories its requests name (2026-07-28).
+ */
+export const MAX_ROOTS = 64;

@@ -8,6 +8,7 @@
  */
 import { fileURLToPath } from "node:url";
 import type { FinalizedToolset } from "../contract/toolset.ts";
+import { MAX_ROOTS } from "./options.ts";
 
 /** What the roots need of the MCP server. */
 export interface RootsSource {
@@ -26,6 +27,7 @@ export class ClientRoots {
   readonly #make: (root: string) => Promise<FinalizedToolset>;
   readonly #warn: (message: string) => void;
   readonly #made = new Map<string, FinalizedToolset>();
+  readonly #fallback: Promise<FinalizedToolset>;
   #current: Promise<FinalizedToolset>;
 
   /**
@@ -41,7 +43,7 @@ export class ClientRoots {
     this.#source = source;
     this.#make = make;
     this.#warn = warn;
-    this.#current = Promise.resolve(fallback);
+    this.#current = this.#fallback = Promise.resolve(fallback);
     this.#made.set(fallback.session.workingDirectory, fallback);
   }
 
@@ -76,12 +78,24 @@ export class ClientRoots {
           `${others.map((r) => r.uri).join(", ")} ${others.length === 1 ? "is" : "are"} not used.`,
       );
     }
-    const path = fileURLToPath(first.uri);
+    // Known by the directory it names, not by its spelling: `/repo`, `/repo/` and a link to it
+    // are one working directory, so they neither make a toolset each nor use up the cap.
+    const fallback = await this.#fallback;
+    const path = await fallback.session.filesystem.realPath(fileURLToPath(first.uri));
     const known = this.#made.get(path);
     if (known !== undefined) return known;
+    if (this.#made.size >= MAX_ROOTS) {
+      throw new Error(
+        `this server serves at most ${MAX_ROOTS} working directories; ${path} is one more`,
+      );
+    }
     const toolset = await this.#make(path);
+    // Replaced by a link meanwhile: the toolset would serve another directory under this name.
+    if (toolset.session.workingDirectory !== path) {
+      await toolset.session.processes.shutdown();
+      throw new Error(`${path} was replaced while its session was made`);
+    }
     this.#made.set(path, toolset);
-    this.#made.set(toolset.session.workingDirectory, toolset);
     return toolset;
   }
 }
