@@ -68,7 +68,7 @@ export function hostEnvironment(): Record<string, string> {
 /** A permission as Deno's `Deno.permissions.querySync` takes it (a subset). */
 export type PermissionQuery =
   | { readonly name: "env"; readonly variable?: string }
-  | { readonly name: "read"; readonly path: string }
+  | { readonly name: "read" | "write"; readonly path: string }
   | { readonly name: "sys"; readonly kind: "uid" };
 
 /** A permission's state, as Deno's `Deno.permissions.querySync` tells it. */

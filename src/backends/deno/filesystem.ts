@@ -15,6 +15,7 @@ import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
 import { hostGitExcludes } from "../host_text.ts";
 import { kindOf } from "./entry_kind.ts";
+import { permissionState } from "../../runtime/checks.ts";
 
 /**
  * Makes the Deno file-system backend.
@@ -52,11 +53,7 @@ export function createDenoFileSystem(options: DiskFileSystemOptions = {}): Async
  * prompt: a question on a terminal would hold the session up).
  */
 function grants(access: "read" | "write", path: string): boolean {
-  try {
-    return Deno.permissions.querySync({ name: access, path }).state === "granted";
-  } catch {
-    return false;
-  }
+  return permissionState({ name: access, path }) === "granted";
 }
 
 /**

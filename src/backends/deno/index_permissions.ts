@@ -24,7 +24,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { temporaryFenceDirectory } from "../../index/watch.ts";
-import { permissionState } from "../../runtime/checks.ts";
+import { type PermissionQuery, permissionState } from "../../runtime/checks.ts";
 
 /**
  * Where the fence directories of a session's search index go when the OS
@@ -149,8 +149,8 @@ function notPrivate(home: string, why: string): Error {
 }
 
 /** Whether the runtime grants a permission now, without asking. */
-function granted(descriptor: Deno.PermissionDescriptor): boolean {
-  return Deno.permissions.querySync(descriptor).state === "granted";
+function granted(query: PermissionQuery): boolean {
+  return permissionState(query) === "granted";
 }
 
 /**
