@@ -24,16 +24,11 @@ async function readHostText(path: string): Promise<string | null> {
     handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const stats = await handle.stat();
     if (!stats.isFile() || stats.size > IGNORE_FILE_MAX_BYTES) return null;
-    // The size a file reports is not a bound: a /proc file reports 0, and
-    // /proc/self/pagemap reads on for hundreds of gigabytes.
-    const bytes = new Uint8Array(IGNORE_FILE_MAX_BYTES + 1);
-    let filled = 0;
-    while (filled < bytes.length) {
-      const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, null);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
+    const text = new BoundedText();
+    for (let chunk = text.next(); chunk !== null; chunk = text.next()) {
+      text.took((await handle.read(chunk, 0, chunk.length, null)).bytesRead);
     }
-    return textWithin(bytes, filled);
+    return text.text();
   } catch {
     return null;
   } finally {
@@ -41,11 +36,49 @@ async function readHostText(path: string): Promise<string | null> {
   }
 }
 
-/** The text of the first `filled` bytes, or `null` when they pass the ignore files' limit. */
-function textWithin(bytes: Uint8Array, filled: number): string | null {
-  if (filled > IGNORE_FILE_MAX_BYTES) return null;
-  return new TextDecoder().decode(bytes.subarray(0, filled));
+/**
+ * A file's bytes, read in chunks up to one byte past the ignore files' limit.
+ * The size a file reports is not a bound (a /proc file reports 0, and
+ * /proc/self/pagemap reads on for hundreds of gigabytes), and a buffer of the
+ * whole limit for every read would cost each search a megabyte per file.
+ */
+class BoundedText {
+  readonly #chunks: Uint8Array[] = [];
+  #total = 0;
+  #ended = false;
+
+  /** The buffer for the next read; `null` once the file ended or passed the limit. */
+  next(): Uint8Array | null {
+    const left = IGNORE_FILE_MAX_BYTES + 1 - this.#total;
+    if (this.#ended || left <= 0) return null;
+    const chunk = new Uint8Array(Math.min(TEXT_CHUNK_BYTES, left));
+    this.#chunks.push(chunk);
+    return chunk;
+  }
+
+  /** Records that the last read filled `count` bytes of its buffer (0: the end). */
+  took(count: number): void {
+    const last = this.#chunks.length - 1;
+    this.#chunks[last] = this.#chunks[last].subarray(0, count);
+    this.#total += count;
+    if (count === 0) this.#ended = true;
+  }
+
+  /** The text read, or `null` when it passed the limit. */
+  text(): string | null {
+    if (this.#total > IGNORE_FILE_MAX_BYTES) return null;
+    const bytes = new Uint8Array(this.#total);
+    let at = 0;
+    for (const chunk of this.#chunks) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
+    return new TextDecoder().decode(bytes);
+  }
 }
+
+/** How much a read of a host file asks for at once. */
+const TEXT_CHUNK_BYTES = 16 * 1024;
 
 /** The host user's global git excludes, found from `environment` (see `search/git_config.ts`). */
 export function hostGitExcludes(
@@ -62,14 +95,11 @@ function readHostTextSync(path: string): string | null {
     descriptor = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const stats = fstatSync(descriptor);
     if (!stats.isFile() || stats.size > IGNORE_FILE_MAX_BYTES) return null;
-    const bytes = new Uint8Array(IGNORE_FILE_MAX_BYTES + 1);
-    let filled = 0;
-    while (filled < bytes.length) {
-      const read = readSync(descriptor, bytes, filled, bytes.length - filled, null);
-      if (read === 0) break;
-      filled += read;
+    const text = new BoundedText();
+    for (let chunk = text.next(); chunk !== null; chunk = text.next()) {
+      text.took(readSync(descriptor, chunk, 0, chunk.length, null));
     }
-    return textWithin(bytes, filled);
+    return text.text();
   } catch {
     return null;
   } finally {
