@@ -513,3 +513,37 @@ test("MCP 2026-07-28 over HTTP: mcp --http without --root runs every request in 
     await dir.cleanup();
   }
 });
+
+test("MCP 2026-07-28 over HTTP: a server serves at most 64 working directories, its own among them, as under the 2025 revisions", async () => {
+  const dir = await tempDir();
+  const make = async (workingDirectory: string) =>
+    finalizeToolset({ session: await createSession({ workingDirectory }) });
+  const served = await serveHttp(() => make(dir.path), { port: 0, toolsetForRoot: make });
+  const client = makeClient({ answer: "decline", asked: [] });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(served.url), {
+      requestInit: { headers: { Authorization: `Bearer ${served.token}` } },
+    }),
+  );
+  const list = (root: string) =>
+    client.callTool({
+      name: "list",
+      arguments: { path: "." },
+      _meta: { "openwork/root": pathToFileURL(root).href },
+    });
+  try {
+    for (let i = 0; i < 63; i++) {
+      await mkdir(`${dir.path}/d${i}`);
+      await list(`${dir.path}/d${i}`);
+    }
+    await mkdir(`${dir.path}/one-more`);
+    await assert.rejects(list(`${dir.path}/one-more`), /at most 64 working directories/);
+    // The server's own directory and those already served are still served.
+    await list(dir.path);
+    await list(`${dir.path}/d0`);
+  } finally {
+    await client.close();
+    await served.close();
+    await dir.cleanup();
+  }
+});

@@ -8,9 +8,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { type IncomingMessage, request } from "node:http";
+import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { createSession, finalizeToolset } from "../mod.ts";
 import { type HttpMcpServer, serveHttp } from "../mcp.ts";
+import { drainedOrClosed } from "../src/mcp/http_transport.ts";
 import { tempDir } from "./helpers.ts";
 
 const VERSION = "2025-06-18";
@@ -490,4 +491,28 @@ test("MCP over HTTP: every event stream opens with retry and an id with empty da
     listening.abort();
     await get.body?.cancel().catch(() => {});
   });
+});
+
+test("MCP over HTTP: waiting for a response to drain ends at once when the response has already closed", async () => {
+  let answer!: (response: ServerResponse) => void;
+  const responded = new Promise<ServerResponse>((resolve) => (answer = resolve));
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    response.flushHeaders();
+    answer(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  const client = request({ host: "127.0.0.1", port, method: "GET" });
+  client.on("error", () => {});
+  client.end();
+  const response = await responded;
+  const closed = new Promise<void>((resolve) => response.once("close", () => resolve()));
+  client.destroy();
+  await closed;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  // The client is gone and 'close' has come and gone: a write fails and nothing will drain.
+  response.write("data: late\n\n");
+  await drainedOrClosed(response);
+  assert.equal(response.listenerCount("drain"), 0);
 });

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { sh, tempDir, until } from "./helpers.ts";
-import { createSession, finalizeToolset } from "../mod.ts";
+import { createSession, type FinalizedToolset, finalizeToolset } from "../mod.ts";
 import { ClientRoots } from "../src/mcp/roots.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
@@ -193,4 +193,35 @@ test("MCP roots: a directory named in several spellings, or through a link, make
   } finally {
     await dir.cleanup();
   }
+});
+
+test("MCP roots: two list_changed refreshes at once make one toolset for their root, and every toolset made ends with the server", async () => {
+  // Made by hand so that the interleaving is fixed: each step is a resolved promise.
+  const fake = (workingDirectory: string) =>
+    ({
+      session: {
+        workingDirectory,
+        filesystem: { realPath: (path: string) => Promise.resolve(path) },
+        processes: { shutdown: () => Promise.resolve() },
+      },
+    }) as unknown as FinalizedToolset;
+  const made: FinalizedToolset[] = [];
+  const make = async (root: string) => {
+    for (let i = 0; i < 5; i++) await null;
+    const toolset = fake(root);
+    made.push(toolset);
+    return toolset;
+  };
+  const roots = new ClientRoots(
+    { declared: () => true, list: () => Promise.resolve({ roots: [{ uri: "file:///repo" }] }) },
+    fake("/fallback"),
+    make,
+    () => {},
+  );
+  roots.refresh();
+  roots.refresh();
+  const current = await roots.current();
+  assert.equal(made.length, 1);
+  assert.equal(current, made[0]);
+  for (const toolset of made) assert.ok(roots.all().includes(toolset));
 });

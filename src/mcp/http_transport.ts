@@ -116,6 +116,9 @@ function write(stream: EventStream, message: JsonRpcMessage): Promise<void> {
 
 /** Resolves once `response` has drained what it holds, or has closed. */
 export function drainedOrClosed(response: ServerResponse): Promise<void> {
+  // Closed already (the client left while the message was made): 'close' has been emitted and
+  // will not be again, and nothing drains, so a wait for either would never end.
+  if (response.destroyed || response.writableEnded) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       response.off("drain", done);

@@ -123,7 +123,8 @@ export function createModernEngine(
     if (path === toolset.session.workingDirectory) return toolset;
     const known = made.get(path);
     if (known !== undefined) return await known;
-    if (made.size >= MAX_ROOTS) {
+    // The server's own directory is one of them, as a 2025 session's fallback is.
+    if (made.size + 1 >= MAX_ROOTS) {
       throw invalidParams(
         `this server serves at most ${MAX_ROOTS} working directories; ${path} is one more`,
       );

@@ -61,7 +61,9 @@ export class ClientRoots {
   refresh(): void {
     if (!this.#source.declared()) return;
     const before = this.#current;
-    this.#current = this.#read().catch(async (error) => {
+    // One read at a time: two at once would both miss a root not yet made, make it twice, and
+    // keep only one, leaving the other's processes running past the server (and the cap short).
+    this.#current = before.then(() => this.#read()).catch(async (error) => {
       this.#warn(`The client's roots were not used: ${(error as Error).message}`);
       return await before;
     });
