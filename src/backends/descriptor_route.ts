@@ -236,6 +236,16 @@ export class Routes {
     this.#candidates = candidates;
   }
 
+  /**
+   * The route a backend's {@link RouteKeeper} found on the calling thread,
+   * for its own use there: taken as it is, not probed again.
+   */
+  static found(route: DescriptorRoute | null): Routes {
+    const routes = new Routes(route === null ? [] : [route.path]);
+    routes.#route = route;
+    return routes;
+  }
+
   /** The route, probed with `fd` (a descriptor just opened) the first time. */
   of(fd: number): DescriptorRoute | null {
     if (this.#route !== undefined) return this.#route;

@@ -13,6 +13,7 @@ import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
 import { checkDiskOptions, realFileSystem, routeKeeper } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
+import { listDirectorySync } from "./list_sync.ts";
 import { hostGitExcludes } from "../host_text.ts";
 import { kindOf } from "./entry_kind.ts";
 import { permissionState } from "../../runtime/checks.ts";
@@ -45,7 +46,10 @@ export function createDenoFileSystem(options: DiskFileSystemOptions = {}): Async
   const worker = options.searchWorker === undefined
     ? new URL("./search_worker.ts", import.meta.url)
     : options.searchWorker;
-  return Object.assign(filesystem, workerSearches(filesystem, worker, () => routes.paths()));
+  return Object.assign(
+    filesystem,
+    workerSearches(filesystem, worker, () => routes.route(), listDirectorySync),
+  );
 }
 
 /**

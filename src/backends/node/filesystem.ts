@@ -14,6 +14,7 @@ import type { AsyncFileSystem, DirEntry } from "../filesystem.ts";
 import { checkDiskOptions, kindOf, realFileSystem, routeKeeper } from "../real_filesystem.ts";
 import type { DiskFileSystemOptions } from "../real_filesystem.ts";
 import { workerSearches } from "../workers/searches.ts";
+import { listDirectorySync } from "./list_sync.ts";
 import { isDeno, moduleBeside } from "../../runtime/checks.ts";
 import { hostGitExcludes } from "../host_text.ts";
 
@@ -39,7 +40,10 @@ export function createNodeFileSystem(options: DiskFileSystemOptions = {}): Async
   });
   const filesystem = { ...real, readGitExcludes: hostGitExcludes };
   const worker = options.searchWorker === undefined ? ownWorker() : options.searchWorker;
-  return Object.assign(filesystem, workerSearches(filesystem, worker, () => routes.paths()));
+  return Object.assign(
+    filesystem,
+    workerSearches(filesystem, worker, () => routes.route(), listDirectorySync),
+  );
 }
 
 /**

@@ -4,13 +4,7 @@
  *
  * @module
  */
-import { readdirSync } from "node:fs";
 import { serveSearches } from "../workers/worker.ts";
-import { kindOf } from "../real_filesystem.ts";
+import { listDirectorySync } from "./list_sync.ts";
 
-serveSearches((real) =>
-  readdirSync(real, { withFileTypes: true }).map((entry) => ({
-    name: entry.name,
-    kind: kindOf(entry),
-  }))
-);
+serveSearches(listDirectorySync);

@@ -39,6 +39,10 @@ interface Slot {
   loaded: boolean;
   /** Resolves when the worker has loaded its module (never, for a module that does not say). */
   readonly whenLoaded: Promise<void>;
+  /** Resolves when the worker has loaded its module or failed. */
+  readonly whenSettled: Promise<void>;
+  /** Whether the worker has walked a unit to its end: its walking code is compiled. */
+  walked: boolean;
 }
 
 const MAX_WORKERS = 2;
@@ -97,17 +101,29 @@ export class SearchPool {
     });
     let loaded = () => {};
     const whenLoaded = new Promise<void>((resolve) => (loaded = resolve));
-    const slot: Slot = { worker, waiting: new Map(), broken: null, loaded: false, whenLoaded };
+    let settle = () => {};
+    const whenSettled = new Promise<void>((resolve) => (settle = resolve));
+    const slot: Slot = {
+      worker,
+      waiting: new Map(),
+      broken: null,
+      loaded: false,
+      whenLoaded,
+      whenSettled,
+      walked: false,
+    };
     worker.on("message", (answer: UnitAnswer | SegmentAnswer | FilesAnswer | WorkerReady) => {
       if ("ready" in answer) {
         slot.loaded = true;
         loaded();
+        settle();
       } else if (slot.waiting.get(answer.id)?.(answer)) slot.waiting.delete(answer.id);
       if (slot.waiting.size === 0) worker.unref();
     });
     // A worker that fails or exits answers every job it holds, so no search waits forever.
     const retire = (error: Error) => {
       slot.broken ??= error;
+      settle();
       const handlers = [...slot.waiting.values()];
       slot.waiting.clear();
       for (const handler of handlers) handler(null);
@@ -149,6 +165,38 @@ export class SearchPool {
    */
   get ready(): boolean {
     return this.#slots.some((slot) => slot.loaded && slot.broken === null);
+  }
+
+  /**
+   * Whether a worker of the pool is {@link ready} and has walked a unit
+   * before: its walking code compiled, it walks faster than a thread that
+   * has walked once already; a worker walking for the first time, slower.
+   */
+  get practised(): boolean {
+    return this.#slots.some((slot) => slot.walked && slot.loaded && slot.broken === null);
+  }
+
+  /** Whether a worker of the pool is started and has not failed: it is ready, or will be. */
+  get available(): boolean {
+    return this.#slots.some((slot) => slot.broken === null);
+  }
+
+  /**
+   * Resolves once a worker of the pool is {@link ready}, or none is
+   * {@link available} any more (each started one failed), without starting
+   * any.
+   */
+  async settled(): Promise<void> {
+    while (!this.ready && this.available) {
+      const slots = this.#slots.filter((slot) => slot.broken === null);
+      // Held open until then: an idle worker does not keep the process alive.
+      for (const slot of slots) slot.worker.ref();
+      try {
+        await Promise.race(slots.map((slot) => slot.whenSettled));
+      } finally {
+        for (const slot of slots) if (slot.waiting.size === 0) slot.worker.unref();
+      }
+    }
   }
 
   /**
@@ -260,6 +308,7 @@ export class SearchPool {
         const items = displays.map((display, i) => make(display, results?.[i] ?? null));
         order.add(answer.unit, displays, items, answer.frontier, answer.done);
         if (answer.done) {
+          slot.walked = true;
           running.set(slot, running.get(slot)! - 1);
           free(slot);
         }

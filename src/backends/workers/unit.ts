@@ -23,7 +23,7 @@ import type { Routes } from "../descriptor_route.ts";
 import { isPlainChild } from "../../path/mod.ts";
 import { globFilter, globMatcher } from "../../search/glob_filter.ts";
 import { isPassedOver, WalkSync } from "../../search/walk.ts";
-import type { IgnoreState, WalkDirEntry, WalkSyncIO } from "../../search/walk.ts";
+import type { IgnoreState, WalkDirEntry, WalkEntry, WalkSyncIO } from "../../search/walk.ts";
 
 /** Index of the stop flag in a tree job's shared flags. */
 export const STOP = 0;
@@ -113,7 +113,16 @@ const LAST_BATCH = 512;
 /** Files met without a result after which a unit still reports how far it has come. */
 const QUIET_FILES = 4096;
 
+/** Entries walked between two questions whether to stop for now, less one (a power of two). */
+const PAUSE_EVERY = 31;
+
 class Stopped extends Error {}
+
+/**
+ * Thrown by a scan that leaves its file to the workers (see `scan_file.ts`):
+ * the unit stops before that file, to go on from it.
+ */
+export class LeftToWorkers extends Error {}
 
 /** The walk of one unit. */
 class UnitWalk {
@@ -129,6 +138,11 @@ class UnitWalk {
   batch = FIRST_BATCH;
   quiet = 0;
   frontier: string;
+  /** The last entry this unit is through with (see {@link walkOn}). */
+  through: string | undefined;
+  #entered = false;
+  #pending: WalkEntry<string> | null = null;
+  #steps = 0;
 
   constructor(
     readonly spec: TreeSpec,
@@ -154,6 +168,7 @@ class UnitWalk {
       this.accept = globFilter(spec.select.files);
     }
     this.frontier = unit.after ?? this.name;
+    this.through = unit.after;
   }
 
   stopped(): boolean {
@@ -215,27 +230,55 @@ class UnitWalk {
 
   /** Walks the unit to its end, its limit, or the job's stop. */
   run(): void {
+    this.walkOn(() => false);
+  }
+
+  /**
+   * Walks on from where the walk stopped: to the unit's end, its limit or
+   * the job's stop (`"done"`; a stop throws {@link Stopped}), or until
+   * `pause` (asked every few entries) says to stop for now (`"paused"`), or
+   * a scan leaves its file to the workers (`"left"`). A walk stopped for now
+   * has sent what it found, and goes on from the entry it stopped before;
+   * {@link through} is the last entry it is through with.
+   */
+  walkOn(pause: () => boolean): "done" | "paused" | "left" {
     const { unit, walk } = this;
     if (this.stopped()) throw new Stopped();
-    if (unit.names === undefined) walk.enter(unit.real, unit.display);
-    else walk.enterWith({ directory: unit.real, display: unit.display, names: [...unit.names] });
+    if (!this.#entered) {
+      this.#entered = true;
+      if (unit.names === undefined) walk.enter(unit.real, unit.display);
+      else walk.enterWith({ directory: unit.real, display: unit.display, names: [...unit.names] });
+    }
     const request = "search" in this.spec.select ? this.spec.select.search : null;
-    for (let entry; this.found < this.spec.limit && (entry = walk.next()) !== null;) {
+    for (let entry; this.found < this.spec.limit && (entry = this.#next()) !== null;) {
       if (this.stopped()) throw new Stopped();
+      if ((++this.#steps & PAUSE_EVERY) === 0 && pause()) return this.#stopBefore(entry, "paused");
       if (entry.kind === "directory") {
         if (this.listing && this.matches!(entry.relative)) this.take(entry.display, null);
         this.handOn();
+        this.through = entry.display;
         continue;
       }
       if (this.listing) {
         if (this.matches!(entry.relative)) this.take(entry.display, null);
+        this.through = entry.display;
         continue;
       }
-      if (!this.accept(entry.display)) continue;
+      if (!this.accept(entry.display)) {
+        this.through = entry.display;
+        continue;
+      }
       // A worker that waits gets work as soon as there is some, not at the next directory.
       this.handOn();
       // A stop during a long file's scan takes effect there, not at the next file.
-      const result = this.scan(entry.path, request!, () => this.stopped());
+      let result: ScanResult;
+      try {
+        result = this.scan(entry.path, request!, () => this.stopped());
+      } catch (error) {
+        if (error instanceof LeftToWorkers) return this.#stopBefore(entry, "left");
+        throw error;
+      }
+      this.through = entry.display;
       if (result.matches > 0 || result.skip !== undefined) this.take(entry.display, result);
       else if (++this.quiet === QUIET_FILES) {
         this.quiet = 0;
@@ -244,6 +287,103 @@ class UnitWalk {
       }
     }
     this.flush(true);
+    return "done";
+  }
+
+  #next(): WalkEntry<string> | null {
+    const pending = this.#pending;
+    this.#pending = null;
+    return pending ?? this.walk.next();
+  }
+
+  /** Stops the walk for now before `entry`, the next it gives, having sent what it found. */
+  #stopBefore(entry: WalkEntry<string>, state: "paused" | "left"): "paused" | "left" {
+    this.#pending = entry;
+    if (this.displays.length > 0) this.flush(false);
+    return state;
+  }
+}
+
+/**
+ * One unit walked on the calling thread in steps, between which the thread
+ * serves its host: the start of a tree job while the workers start (all of
+ * it where they cannot run), through the same walk and verified directories
+ * as a worker's. Each step answers what the unit sent during it, in order;
+ * the directories it opened are closed at the end of each step.
+ */
+export class UnitSteps {
+  readonly #walk: UnitWalk;
+  readonly #directories: VerifiedDirectories;
+  #answers: UnitAnswer[] = [];
+  #leaveLarge = true;
+
+  /**
+   * A unit of the job `spec`, reaching descriptors through `routes`, listing
+   * directories with `list`; `scan` scans a file as `scan_file.ts` does.
+   */
+  constructor(
+    spec: TreeSpec,
+    unit: TreeUnit,
+    routes: Routes,
+    list: ListSync,
+    scan: (
+      directories: VerifiedDirectories,
+      real: string,
+      request: ScanRequest,
+      stopped: () => boolean,
+      leaveLarge: boolean,
+    ) => ScanResult,
+  ) {
+    const directories = new VerifiedDirectories(routes);
+    this.#directories = directories;
+    this.#walk = new UnitWalk(
+      spec,
+      unit,
+      workerWalkIO(list, directories),
+      (real, request, stopped) => scan(directories, real, request, stopped, this.#leaveLarge),
+      (answer) => this.#answers.push(answer),
+      () => directories.confirm(),
+    );
+  }
+
+  /** Results the unit has found so far, as the job's limit counts them. */
+  get found(): number {
+    return this.#walk.found;
+  }
+
+  /** The last entry the unit is through with (another walk may go on after it). */
+  get through(): string | undefined {
+    return this.#walk.through;
+  }
+
+  /**
+   * Walks on until the unit ends (or its job stops: `"stopped"`), or until
+   * `until` (a `performance.now()` time) is past, or, with `leaveLarge`,
+   * before a file too large to scan here (`"left"`). Throws what the walk
+   * throws, once the route the unit's answers rest on passed its check (else
+   * the check's refusal).
+   */
+  step(
+    until: number,
+    leaveLarge: boolean,
+  ): { answers: UnitAnswer[]; state: "done" | "paused" | "left" | "stopped" } {
+    this.#leaveLarge = leaveLarge;
+    let state: "done" | "paused" | "left" | "stopped";
+    try {
+      state = this.#walk.walkOn(() => performance.now() >= until);
+    } catch (error) {
+      if (!(error instanceof Stopped)) {
+        // As a worker's failure: its message may name what came through the route.
+        this.#directories.confirm();
+        throw error;
+      }
+      state = "stopped";
+    } finally {
+      this.#directories.release();
+    }
+    const answers = this.#answers;
+    this.#answers = [];
+    return { answers, state };
   }
 }
 
