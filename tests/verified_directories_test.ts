@@ -25,6 +25,7 @@ import type { ScanRequest } from "../src/search/scan.ts";
 import { Routes } from "../src/backends/descriptor_route.ts";
 import { answersAt, type DescriptorRoute } from "../src/backends/descriptors.ts";
 import { sh, tempDir } from "./helpers.ts";
+import { UnitSteps } from "../src/backends/workers/unit.ts";
 
 /** The routes of `candidates`, counting the checks of the route found. */
 class CountingRoutes extends Routes {
@@ -295,6 +296,88 @@ test("路径安全 (search workers): results whose link route failed its check a
     assert.equal(scanned, 16);
     assert.deepEqual(answers.filter((answer) => "displays" in answer), []);
     assert.match(JSON.stringify(answers), /was replaced or moved/);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): a walk on the calling thread that stops for now after listing a directory through a link route replaced meanwhile sends nothing of that listing", async () => {
+  const dir = await layout(0);
+  try {
+    // a00…a29 fill the first stretch of entries; b is listed last in it, and the walk ends in b.
+    await fs.rm(join(dir.root, "d"), { recursive: true });
+    for (let i = 0; i < 30; i++) {
+      await fs.writeFile(join(dir.root, `a${String(i).padStart(2, "0")}`), "x\n");
+    }
+    await fs.mkdir(join(dir.root, "b"));
+    for (let i = 0; i < 3; i++) await fs.writeFile(join(dir.root, "b", `x${i}`), "inside\n");
+    const outside = join(dir.path, "outside");
+    await fs.mkdir(outside);
+    for (let i = 0; i < 8; i++) await fs.writeFile(join(outside, `OUTSIDE-${i}`), "secret\n");
+    // Every descriptor number leads outside through this directory.
+    const evil = join(dir.path, "evil");
+    await fs.mkdir(evil);
+    const swap = (target: string) => {
+      const done = spawnSync("bash", [
+        "-c",
+        'ln -s "$1" "$2.new" && mv -T "$2.new" "$2"',
+        "bash",
+        target,
+        dir.link,
+      ]);
+      assert.equal(done.status, 0, String(done.stderr));
+    };
+    const made = spawnSync("bash", [
+      "-c",
+      'for i in $(seq 0 1023); do ln -s "$1" "$2/$i"; done',
+      "bash",
+      outside,
+      evil,
+    ]);
+    assert.equal(made.status, 0, String(made.stderr));
+    let listings = 0;
+    const list = (path: string) => {
+      // While b is listed, the link leads to the directory of links to outside; a new link to
+      // /proc/self/fd is put back after.
+      if (++listings === 2) swap(evil);
+      const entries = readdirSync(path, { withFileTypes: true }).map((entry) => ({
+        name: entry.name,
+        kind: kindOf(entry),
+      }));
+      if (listings === 2) swap("/proc/self/fd");
+      return entries;
+    };
+    const steps = new UnitSteps(
+      {
+        id: 0,
+        start: ".",
+        select: { matching: "b/*" },
+        limit: 100,
+        flags: new SharedArrayBuffer(8),
+        routes: [dir.link],
+      },
+      { real: dir.root, display: ".", ignore: null },
+      new Routes([dir.link]),
+      list,
+      () => {
+        throw new Error("nothing is scanned");
+      },
+    );
+    const sent: string[] = [];
+    const failures: string[] = [];
+    // The first step's time is up at once: it stops at its first question, after b's listing.
+    for (const until of [0, Number.POSITIVE_INFINITY]) {
+      try {
+        for (const answer of steps.step(until, false).answers) {
+          if ("displays" in answer) sent.push(...answer.displays);
+        }
+      } catch (error) {
+        failures.push((error as Error).message);
+      }
+    }
+    assert.equal(listings >= 2, true);
+    assert.deepEqual(sent.filter((path) => path.includes("OUTSIDE")), []);
+    assert.match(failures.join("\n"), /was replaced or moved/);
   } finally {
     await dir.cleanup();
   }

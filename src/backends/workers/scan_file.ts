@@ -26,6 +26,13 @@ import type { VerifiedDirectories } from "./unit.ts";
  */
 export const CHUNK = 64 * 1024;
 /**
+ * The most bytes of a file that a thread serving its host (the calling
+ * thread, with `leaveLarge`) matches against the pattern: under a costly
+ * pattern (`\w{1,1000}\d` over one long line) matching takes about 4 ms a
+ * KiB, and a line cannot be matched in parts.
+ */
+const SMALL_HERE = 8 * 1024;
+/**
  * Byte search in place with WebAssembly SIMD, where the runtime's own byte
  * search is not native (Deno's `node:buffer`). Node's `Buffer.indexOf` for
  * a literal's rarest byte is glibc's memchr, which the module does not
@@ -105,10 +112,10 @@ export function readWhole(fd: number, size: number, maxBytes: number): Uint8Arra
 
 /**
  * Scans one file; throws {@link ScanStopped} when `stopped` says its search
- * stopped during it. With `leaveLarge`, a file larger than a chunk that
- * would be scanned whole is not: {@link LeftToWorkers} is thrown (a thread
- * that serves its host scans only small files, as a single long line is
- * matched whole).
+ * stopped during it. With `leaveLarge`, a file larger than a few KiB that
+ * the pattern must be matched against is not scanned: {@link LeftToWorkers}
+ * is thrown (a thread that serves its host matches only small files, as a
+ * single long line is matched whole).
  */
 export function scanOne(
   directories: VerifiedDirectories,
@@ -134,6 +141,9 @@ export function scanOne(
         if (!headHolds(read, literal)) return NO_MATCH;
         if (matcher.exact && request.mode === "files_with_matches") return MATCHED;
       }
+      // A line is matched whole, between two questions whether to stop: a thread that serves its
+      // host matches little text at once, however costly the pattern.
+      if (leaveLarge && read > SMALL_HERE) throw new LeftToWorkers();
       return scanBytes(head.subarray(0, read), matcher, request, stopped);
     }
     const stats = fstatSync(fd);

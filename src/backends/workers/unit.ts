@@ -13,7 +13,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
 import type { Stats } from "node:fs";
-import { resultCount } from "../../search/scan.ts";
+import { resultCount, ScanStopped } from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { codeOfRuntimeError } from "../errors.ts";
 import { answersAt, descriptorPath, holdsSync, OPEN_RESOLVES_ITSELF } from "../descriptors.ts";
@@ -250,9 +250,13 @@ class UnitWalk {
       else walk.enterWith({ directory: unit.real, display: unit.display, names: [...unit.names] });
     }
     const request = "search" in this.spec.select ? this.spec.select.search : null;
-    for (let entry; this.found < this.spec.limit && (entry = this.#next()) !== null;) {
+    // Each walk on takes one entry at least, however soon `pause` says to stop.
+    let taken = 0;
+    for (let entry; this.found < this.spec.limit && (entry = this.#next()) !== null; taken++) {
       if (this.stopped()) throw new Stopped();
-      if ((++this.#steps & PAUSE_EVERY) === 0 && pause()) return this.#stopBefore(entry, "paused");
+      if ((++this.#steps & PAUSE_EVERY) === 0 && taken > 0 && pause()) {
+        return this.#stopBefore(entry, "paused");
+      }
       if (entry.kind === "directory") {
         if (this.listing && this.matches!(entry.relative)) this.take(entry.display, null);
         this.handOn();
@@ -270,6 +274,8 @@ class UnitWalk {
       }
       // A worker that waits gets work as soon as there is some, not at the next directory.
       this.handOn();
+      // A scan takes longer than an entry: asked before each.
+      if (taken > 0 && pause()) return this.#stopBefore(entry, "paused");
       // A stop during a long file's scan takes effect there, not at the next file.
       let result: ScanResult;
       try {
@@ -316,6 +322,8 @@ export class UnitSteps {
   readonly #directories: VerifiedDirectories;
   #answers: UnitAnswer[] = [];
   #leaveLarge = true;
+  #failure: { error: unknown } | null = null;
+  #until = 0;
 
   /**
    * A unit of the job `spec`, reaching descriptors through `routes`, listing
@@ -340,7 +348,16 @@ export class UnitSteps {
       spec,
       unit,
       workerWalkIO(list, directories),
-      (real, request, stopped) => scan(directories, real, request, stopped, this.#leaveLarge),
+      (real, request, stopped) => {
+        // A scan that runs past the step's time (a costly pattern) is left to the workers.
+        const overdue = () => this.#leaveLarge && performance.now() >= this.#until;
+        try {
+          return scan(directories, real, request, () => stopped() || overdue(), this.#leaveLarge);
+        } catch (error) {
+          if (error instanceof ScanStopped && !stopped()) throw new LeftToWorkers();
+          throw error;
+        }
+      },
       (answer) => this.#answers.push(answer),
       () => directories.confirm(),
     );
@@ -359,7 +376,8 @@ export class UnitSteps {
   /**
    * Walks on until the unit ends (or its job stops: `"stopped"`), or until
    * `until` (a `performance.now()` time) is past, or, with `leaveLarge`,
-   * before a file too large to scan here (`"left"`). Throws what the walk
+   * before a file too large to scan here or whose scan ran past `until`
+   * (`"left"`). Throws what the walk
    * throws, once the route the unit's answers rest on passed its check (else
    * the check's refusal).
    */
@@ -367,14 +385,26 @@ export class UnitSteps {
     until: number,
     leaveLarge: boolean,
   ): { answers: UnitAnswer[]; state: "done" | "paused" | "left" | "stopped" } {
+    // A unit that failed stays failed: its walk holds what the failed check was to vouch for.
+    if (this.#failure !== null) throw this.#failure.error;
     this.#leaveLarge = leaveLarge;
+    this.#until = until;
     let state: "done" | "paused" | "left" | "stopped";
     try {
       state = this.#walk.walkOn(() => performance.now() >= until);
+      // The walk goes on from listings made through the route in this step, whose answers may
+      // leave only in a later one: they are relied on once the route passed its check here, as
+      // the check is forgotten when the directories are closed.
+      this.#directories.confirm();
     } catch (error) {
       if (!(error instanceof Stopped)) {
         // As a worker's failure: its message may name what came through the route.
-        this.#directories.confirm();
+        try {
+          this.#directories.confirm();
+        } catch (refusal) {
+          error = refusal;
+        }
+        this.#failure = { error };
         throw error;
       }
       state = "stopped";
