@@ -399,13 +399,14 @@ export class UnitSteps {
     } catch (error) {
       if (!(error instanceof Stopped)) {
         // As a worker's failure: its message may name what came through the route.
+        let failure = error;
         try {
           this.#directories.confirm();
         } catch (refusal) {
-          error = refusal;
+          failure = refusal;
         }
-        this.#failure = { error };
-        throw error;
+        this.#failure = { error: failure };
+        throw failure;
       }
       state = "stopped";
     } finally {
