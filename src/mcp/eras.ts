@@ -63,13 +63,15 @@ export class EraChannel implements McpTransport {
   /** Hears that the connection closed. */
   onclose?: () => void;
   readonly #wire: McpTransport;
+  readonly #sent?: (message: JsonRpcMessage) => void;
   #receive?: (message: JsonRpcMessage, extra?: unknown) => void;
   /** What arrived before an engine listened (the 2026-07-28 engine is loaded on first use). */
   #held: [JsonRpcMessage, unknown][] = [];
 
-  /** A channel over `wire`. */
-  constructor(wire: McpTransport) {
+  /** A channel over `wire`; `sent` hears each message the engine sends. */
+  constructor(wire: McpTransport, sent?: (message: JsonRpcMessage) => void) {
     this.#wire = wire;
+    this.#sent = sent;
   }
 
   /** Receives the messages of its era; set, it first gets those that were held. */
@@ -96,6 +98,7 @@ export class EraChannel implements McpTransport {
 
   /** Sends on the connection. */
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    this.#sent?.(message);
     return this.#wire.send(message, options);
   }
 

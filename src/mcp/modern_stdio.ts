@@ -11,7 +11,9 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { EraChannel } from "./eras.ts";
 import { errorReply, JSONRPC_ERROR, type JsonRpcMessage } from "./jsonrpc.ts";
+import type { RequestChecks } from "./request_checks.ts";
 import { createModernEngine } from "./modern.ts";
+import { createLegacyInstance, type LegacyInstance } from "./legacy_sdk.ts";
 import type { McpServerOptions } from "./options.ts";
 import type { McpTransport, SendOptions } from "./protocol.ts";
 
@@ -21,6 +23,8 @@ export interface ModernConnection {
   toolsets(): FinalizedToolset[];
   /** Ends it. */
   close(): Promise<void>;
+  /** Sends a warning to a 2025-era client that has initialized (2026-07-28 has no logging). */
+  warn(message: string): void;
 }
 
 type Receive = (message: JsonRpcMessage, extra?: unknown) => void;
@@ -76,13 +80,30 @@ export function serveModernStdio(
   options: McpServerOptions,
   channel: EraChannel,
   report: (error: Error) => void,
+  checks: RequestChecks,
 ): ModernConnection {
   const engine = createModernEngine(toolset, options);
-  // One instance for the connection: the first request chose the revision.
-  const served = serveStdio(() => engine.server(), {
+  let legacy: LegacyInstance | undefined;
+  // One instance for the connection: its first request chose the revision.
+  const served = serveStdio(({ era }) => {
+    if (era === "modern") return engine.server();
+    legacy = createLegacyInstance(toolset, options, (id) => checks.takeArguments(id));
+    return legacy.server;
+  }, {
     transport: answeringChannel(channel, report),
-    legacy: "reject",
+    legacy: "serve",
     onerror: report,
   });
-  return { toolsets: () => engine.toolsets(), close: () => served.close() };
+  return {
+    toolsets: () => [...engine.toolsets(), ...(legacy?.toolsets() ?? [])],
+    close: () => served.close(),
+    warn(message) {
+      if (legacy?.server.getClientVersion() === undefined) return;
+      void legacy.server.sendLoggingMessage({
+        level: "warning",
+        logger: "openwork-tools",
+        data: message,
+      }).catch(() => {});
+    },
+  };
 }

@@ -16,7 +16,9 @@ import { describeEffects } from "../contract/effects.ts";
 import { McpServer } from "./protocol.ts";
 import type { McpServerOptions } from "./options.ts";
 import { StdioTransport } from "./stdio_transport.ts";
-import { routeEras } from "./eras.ts";
+import { EraChannel } from "./eras.ts";
+import { RequestChecks } from "./request_checks.ts";
+import type { JsonRpcMessage } from "./jsonrpc.ts";
 import type { ModernConnection } from "./modern_stdio.ts";
 import {
   answer,
@@ -172,49 +174,38 @@ export async function serveStdio(
   options: McpServerOptions = {},
 ): Promise<void> {
   const wire = new StdioTransport();
+  let connection: ModernConnection | undefined = undefined;
   const report = (error: Error) => {
     // Bounded: the message may quote what the client sent (up to a whole line).
     const message = error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message;
     process.stderr.write(`openwork-tools mcp: ${message}\n`);
-    return message;
+    connection?.warn(message);
   };
-  // Protocol revision 2026-07-28 is served by the official server package, loaded when a
-  // connection's first request is of that revision: a 2025 client never pays for it.
-  let modern: Promise<ModernConnection> | undefined;
-  const { legacy } = routeEras(wire, (channel) => {
-    modern = import("./modern_stdio.ts").then(({ serveModernStdio }) =>
-      serveModernStdio(toolset, options, channel, (error) => void report(error))
-    );
-    modern.catch((error) => {
-      report(error instanceof Error ? error : new Error(String(error)));
-      void wire.close();
-    });
-  });
-  const routed = wire.onclose;
+  // The 2025-era checks of the package's engine, kept in front of the server package.
+  const checks = new RequestChecks();
+  const channel = new EraChannel(wire, (message) => checks.sent(message));
+  wire.onmessage = (message) => {
+    const admitted = checks.admit(message);
+    if ("reply" in admitted) {
+      void wire.send(admitted.reply as unknown as JsonRpcMessage).catch((error) => report(error));
+      return;
+    }
+    checks.cancelled(message);
+    channel.deliver(admitted.message);
+  };
+  wire.onerror = (error) => channel.onerror?.(error);
   const closed = new Promise<void>((resolve) =>
     wire.onclose = () => {
-      routed?.();
+      channel.onclose?.();
       resolve();
     }
   );
-  const server = createMcpServer(toolset, options);
-  server.onerror = (error: Error) => {
-    const message = report(error);
-    if (server.getClientVersion() === undefined) return;
-    void server.sendLoggingMessage({
-      level: "warning",
-      logger: "openwork-tools",
-      data: message,
-    })
-      .catch(() => {});
-  };
-  await server.connect(legacy);
+  const { serveModernStdio } = await import("./modern_stdio.ts");
+  connection = serveModernStdio(toolset, options, channel, report, checks);
   await wire.start();
   await closed;
-  const served = await modern?.catch(() => undefined);
-  await served?.close().catch(() => {});
-  const toolsets = new Set([...server.toolsets(), ...(served?.toolsets() ?? [])]);
+  await connection.close().catch(() => {});
   await Promise.all(
-    [...toolsets].map((made: FinalizedToolset) => made.session.processes.shutdown()),
+    [...new Set(connection.toolsets())].map((made) => made.session.processes.shutdown()),
   );
 }

@@ -1,0 +1,132 @@
+/**
+ * The 2025 revisions on the official server package: one server instance
+ * per stdio connection opened with `initialize`, with the lifecycle,
+ * logging, cancellation and progress of the package, and the toolset's
+ * approval asked through elicitation, the working directory read from the
+ * client's roots, as the package's own engine does.
+ *
+ * @module
+ */
+import process from "node:process";
+import * as v from "valibot";
+import { Server, type ServerContext } from "@modelcontextprotocol/server";
+import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
+import type { ApprovalAnswer } from "../contract/policy.ts";
+import type { ToolProgress } from "../contract/result.ts";
+import { describeEffects } from "../contract/effects.ts";
+import { ClientRoots } from "./roots.ts";
+import {
+  answer,
+  NO_ELICITATION,
+  POLICY_ONLY,
+  refusal,
+  structuredTools,
+  toolList,
+} from "./tool_answer.ts";
+import type { McpServerOptions } from "./options.ts";
+
+const Roots = v.object({
+  roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
+});
+
+/** A 2025-era server instance and the toolsets it made. */
+export interface LegacyInstance {
+  /** The server. */
+  readonly server: Server;
+  /** Every toolset it made or was given. */
+  toolsets(): FinalizedToolset[];
+}
+
+/**
+ * Makes the server instance of one 2025-era connection for `toolset`;
+ * `setAside` gives the arguments of a call that were not an object, which
+ * the connection's checks set aside.
+ */
+export function createLegacyInstance(
+  toolset: FinalizedToolset,
+  options: McpServerOptions,
+  setAside: (id: string | number) => { value: unknown } | undefined,
+): LegacyInstance {
+  const server = new Server(
+    { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
+    { capabilities: { tools: {}, logging: {} } },
+  );
+  const make = options.toolsetForRoot;
+  const roots = new ClientRoots(
+    {
+      declared: () => make !== undefined && server.getClientCapabilities()?.roots !== undefined,
+      list: async () => v.parse(Roots, await server.listRoots()),
+    },
+    toolset,
+    make ?? (() => Promise.resolve(toolset)),
+    (message) => {
+      // A root that cannot be used is a server-side warning: on stderr, and to the client.
+      process.stderr.write(`openwork-tools: ${message}\n`);
+      void server.sendLoggingMessage({ level: "warning", logger: "openwork-tools", data: message })
+        .catch(() => {});
+    },
+  );
+  server.oninitialized = () => roots.refresh();
+  server.setNotificationHandler("notifications/roots/list_changed", () => roots.refresh());
+  server.setRequestHandler("tools/list", () => ({ tools: toolList(toolset) }) as never);
+  const structured = structuredTools(toolset);
+  const approval = options.approval ?? "elicit";
+
+  const approver =
+    (ctx: ServerContext) =>
+    async ({ prepared, verdict, signal, question }: ApprovalRequest): Promise<ApprovalAnswer> => {
+      const refused = (how: string) =>
+        refusal(describeEffects(prepared.name, prepared.effects), verdict.source, how);
+      if (approval === "client") return true;
+      if (approval === "policy") return refused(POLICY_ONLY);
+      if (server.getClientCapabilities()?.elicitation === undefined) return refused(NO_ELICITATION);
+      try {
+        const reply = await ctx.mcpReq.elicitInput({
+          mode: "form",
+          message: question,
+          requestedSchema: {
+            type: "object",
+            properties: {
+              approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
+            },
+            required: ["approve"],
+          },
+        }, { signal });
+        if (reply.action === "accept" && reply.content?.approve === true) return true;
+      } catch (error) {
+        // A failed question is a refusal, named as such: nobody declined it.
+        const why = error instanceof Error ? error.message : String(error);
+        return refused(
+          `the person could not be asked or did not answer (${why}), so it was not run`,
+        );
+      }
+      return refused("the person declined it");
+    };
+
+  server.setRequestHandler("tools/call", async (request, ctx) => {
+    const params = request.params as { name: string; arguments?: unknown };
+    const token = ctx.mcpReq._meta?.progressToken;
+    let sent = 0;
+    const progress = token === undefined ? undefined : (event: ToolProgress) =>
+      ctx.mcpReq.notify({
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress: ++sent,
+          message: event.kind === "message" ? event.message : event.chunk,
+        },
+      });
+    // Arguments that are not an object are the toolset's to refuse, as a tool result.
+    const kept = setAside(ctx.mcpReq.id);
+    const result = await (await roots.current()).call({
+      name: params.name,
+      input: kept !== undefined ? kept.value : params.arguments ?? {},
+      callId: `mcp-${String(ctx.mcpReq.id)}`,
+      signal: ctx.mcpReq.signal,
+      approve: approver(ctx),
+      ...(progress === undefined ? {} : { progress }),
+    });
+    return answer(result, structured, options.fullArtifacts === true) as never;
+  });
+  return { server, toolsets: () => roots.all() };
+}

@@ -1,0 +1,98 @@
+/**
+ * The checks the package's engine makes before a 2025-era request reaches
+ * a handler, kept in front of the official server package so that its
+ * answers stay the same: params that do not fit their method get -32602
+ * with one line per field, and a request under the id of one still running
+ * gets -32600 (a second request under that id would make the first one
+ * uncancellable). A `tools/call` whose `arguments` is not an object is the
+ * toolset's to refuse, as a tool result, where the package would answer
+ * -32602: it passes with `arguments: {}`, its own arguments kept here for the
+ * handler ({@link RequestChecks.takeArguments}). Requests of revision
+ * 2026-07-28 are the package's to check.
+ *
+ * @module
+ */
+import { carriesEnvelope } from "./eras.ts";
+import {
+  errorReply,
+  JSONRPC_ERROR,
+  type JsonRpcErrorReply,
+  type JsonRpcMessage,
+} from "./jsonrpc.ts";
+import { paramsProblem } from "./requests.ts";
+
+function isObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The requests of one connection still running, and the checks made on each new one. */
+export class RequestChecks {
+  readonly #running = new Set<string | number>();
+  readonly #arguments = new Map<string | number, { value: unknown }>();
+
+  /**
+   * The answer to a request that fails a check, or the message to pass on
+   * (the same one, or a `tools/call` whose arguments were set aside).
+   */
+  admit(message: JsonRpcMessage): { reply: JsonRpcErrorReply } | { message: JsonRpcMessage } {
+    const refused = this.#refusal(message);
+    if (refused !== undefined) return { reply: refused };
+    const params = message.params as Record<string, unknown> | undefined;
+    const id = message.id as string | number;
+    if (
+      message.method === "tools/call" && !carriesEnvelope(message) && params !== undefined &&
+      "arguments" in params && !isObject(params.arguments)
+    ) {
+      this.#arguments.set(id, { value: params.arguments });
+      return { message: { ...message, params: { ...params, arguments: {} } } };
+    }
+    return { message };
+  }
+
+  /** The arguments set aside for the `tools/call` request `id`, once. */
+  takeArguments(id: string | number): { value: unknown } | undefined {
+    const kept = this.#arguments.get(id);
+    this.#arguments.delete(id);
+    return kept;
+  }
+
+  #refusal(message: JsonRpcMessage): JsonRpcErrorReply | undefined {
+    const { method, id } = message;
+    if (typeof method !== "string" || !(typeof id === "string" || typeof id === "number")) {
+      return undefined;
+    }
+    if (carriesEnvelope(message)) return undefined;
+    const problem = paramsProblem(method, message);
+    if (problem !== undefined) {
+      return errorReply(
+        id,
+        JSONRPC_ERROR.invalidParams,
+        `Invalid params for ${method}:\n${problem}`,
+      );
+    }
+    if (this.#running.has(id)) {
+      return errorReply(
+        id,
+        JSONRPC_ERROR.invalidRequest,
+        `Invalid Request: request ${JSON.stringify(id)} is already running`,
+      );
+    }
+    this.#running.add(id);
+    return undefined;
+  }
+
+  /** Hears a message the server sends: an answer ends its request. */
+  sent(message: JsonRpcMessage): void {
+    if (("result" in message || "error" in message) && message.id !== undefined) {
+      this.#running.delete(message.id as string | number);
+      this.#arguments.delete(message.id as string | number);
+    }
+  }
+
+  /** Hears that the client cancelled a request: it is no longer running for these checks. */
+  cancelled(message: JsonRpcMessage): void {
+    if (message.method !== "notifications/cancelled") return;
+    const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    if (typeof id === "string" || typeof id === "number") this.#running.delete(id);
+  }
+}
