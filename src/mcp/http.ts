@@ -9,13 +9,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Buffer } from "node:buffer";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http_transport.ts";
-import { JSONRPC_ERROR, type JsonRpcId, requestIdOf } from "./jsonrpc.ts";
+import { JSONRPC_ERROR, type JsonRpcId, type JsonRpcMessage, requestIdOf } from "./jsonrpc.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
-import { createMcpServer, type McpServerOptions } from "./server.ts";
+import type { McpServerOptions } from "./options.ts";
 import { ConnectionGate } from "./connection_gate.ts";
 import type { ModernEngine } from "./modern.ts";
 import type { ModernHttp } from "./http_modern.ts";
-import { isModernHttpRequest } from "./eras.ts";
+import { EraChannel, isModernHttpRequest } from "./eras.ts";
+import { RequestChecks } from "./request_checks.ts";
 
 /** How long a new connection may take to present request headers with the token, by default. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -254,8 +255,15 @@ export async function serveHttp(
 
   async function makeSession(): Promise<McpSession> {
     const toolset = await makeToolset();
+    const { createLegacyInstance } = await import("./legacy_sdk.ts");
+    // The 2025-era checks of the package's engine, kept in front of the server package.
+    const checks = new RequestChecks();
     // A session's working directory is its toolset's: roots of its client are not read here.
-    const server = createMcpServer(toolset, { ...options, toolsetForRoot: undefined });
+    const { server } = createLegacyInstance(
+      toolset,
+      { ...options, toolsetForRoot: undefined },
+      (id) => checks.takeArguments(id),
+    );
     let ended = false;
     const close = async () => {
       if (ended) return;
@@ -265,12 +273,24 @@ export async function serveHttp(
     };
     const id = randomUUID();
     const transport = new HttpSessionTransport(id);
-    // Set before connect, which chains it: however the transport closes, the toolset ends.
+    const channel = new EraChannel(transport, (message) => checks.sent(message));
+    transport.onmessage = (message) => {
+      const admitted = checks.admit(message);
+      if ("reply" in admitted) {
+        void transport.send(admitted.reply as unknown as JsonRpcMessage).catch(() => {});
+        return;
+      }
+      checks.cancelled(message);
+      channel.deliver(admitted.message);
+    };
+    transport.onerror = (error) => channel.onerror?.(error);
+    // However the transport closes, the toolset ends.
     transport.onclose = () => {
+      channel.onclose?.();
       void endSession(id);
       void close();
     };
-    await server.connect(transport);
+    await server.connect(channel);
     const session: McpSession = {
       toolset,
       transport,

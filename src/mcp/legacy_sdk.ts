@@ -91,7 +91,7 @@ export function createLegacyInstance(
             },
             required: ["approve"],
           },
-        }, { signal });
+        }, { signal, relatedRequestId: ctx.mcpReq.id });
         if (reply.action === "accept" && reply.content?.approve === true) return true;
       } catch (error) {
         // A failed question is a refusal, named as such: nobody declined it.
