@@ -300,9 +300,14 @@ test("MCP stdio: a ping before the first request does not choose the revision: a
   });
 });
 
-test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and the server keeps serving", async () => {
+/** JSON of `levels` nested arrays, `[[…]]`, standing for a value in a message's text. */
+function nested(levels: number): string {
+  return "[".repeat(levels) + "]".repeat(levels);
+}
+
+test("MCP: a message nested deeper than 64 levels, 100,000 deep in any member, gets -32600 naming the bound (a notification or a response is dropped), and the server keeps serving", async () => {
   // 200 KB a line, far under the cap; deep enough to overflow a recursive JSON.stringify.
-  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const deep = nested(100_000);
   await withServer(async (server) => {
     await server.initialize();
     await server.write(`{"jsonrpc":${deep},"id":"deep-version","method":"ping"}\n`);
@@ -313,16 +318,53 @@ test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and th
       `{"jsonrpc":"2.0","id":"deep-args","method":"tools/call",` +
         `"params":{"name":"read","arguments":{"path":${deep}}}}\n`,
     );
-    const version = await server.reply("deep-version");
-    assert.equal(version.error?.code, -32600);
-    assert.match(version.error!.message, /"jsonrpc" must be "2\.0"/);
-    const args = await server.reply("deep-args");
-    assert.equal(args.result?.isError, true, JSON.stringify(args).slice(0, 300));
+    for (const id of ["deep-version", "deep-args"]) {
+      const refused = await server.reply(id);
+      assert.equal(refused.error?.code, -32600, JSON.stringify(refused).slice(0, 300));
+      assert.match(refused.error!.message, /nested deeper than 64 levels/);
+    }
     await server.stillServes("after");
     const refusals = server.anonymous();
     assert.equal(refusals.length, 1, "the request whose id cannot be read");
     assert.equal(refusals[0].error?.code, -32600);
-    assert.match(refusals[0].error!.message, /"id" must be a string or an integer/);
+    assert.match(refusals[0].error!.message, /nested deeper than 64 levels/);
+  });
+});
+
+test("MCP: a message nested 64 levels deep is served and one of 65 is refused, under either revision", async () => {
+  // The message is level 1, params 2, arguments 3, its member from 4 on.
+  const call = (id: string, levels: number, envelope: boolean) =>
+    `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"read",` +
+    `"arguments":{"path":${nested(levels - 3)}}` +
+    (envelope ? `,"_meta":${JSON.stringify(ENVELOPE)}` : "") + "}}\n";
+  for (const envelope of [false, true]) {
+    await withServer(async (server) => {
+      if (!envelope) await server.initialize();
+      await server.write(call("at-bound", 64, envelope));
+      await server.write(call("past-bound", 65, envelope));
+      const served = await server.reply("at-bound");
+      assert.equal(served.result?.isError, true, JSON.stringify(served).slice(0, 300));
+      assert.match(text(served), /invalid_input/);
+      const refused = await server.reply("past-bound");
+      assert.equal(refused.error?.code, -32600, JSON.stringify(refused).slice(0, 300));
+      assert.match(refused.error!.message, /nested deeper than 64 levels/);
+    });
+  }
+});
+
+test("MCP: an initialize whose capabilities do not fit their schema (an experimental capability that is not an object) gets -32602 naming the field, and the client may initialize again", async () => {
+  await withServer(async (server) => {
+    const refused = await server.request("bad-init", "initialize", {
+      ...INITIALIZE.params,
+      capabilities: { experimental: { feature: true }, roots: { listChanged: "yes" } },
+    });
+    assert.equal(refused.error?.code, -32602, JSON.stringify(refused).slice(0, 300));
+    assert.match(refused.error!.message, /params\.capabilities\.experimental\.feature: /);
+    assert.match(refused.error!.message, /params\.capabilities\.roots\.listChanged: /);
+    const gated = await server.request("early", "tools/list");
+    assert.equal(gated.error?.code, -32600, JSON.stringify(gated).slice(0, 300));
+    await server.initialize();
+    await server.stillServes("after");
   });
 });
 

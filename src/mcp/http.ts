@@ -10,6 +10,7 @@ import { Buffer } from "node:buffer";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http_transport.ts";
 import { JSONRPC_ERROR, type JsonRpcId, type JsonRpcMessage, requestIdOf } from "./jsonrpc.ts";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json_depth.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { McpServerOptions } from "./options.ts";
 import { ConnectionGate } from "./connection_gate.ts";
@@ -255,9 +256,9 @@ export async function serveHttp(
 
   async function makeSession(): Promise<McpSession> {
     const toolset = await makeToolset();
-    const { createLegacyInstance } = await import("./legacy_sdk.ts");
+    const { createLegacyInstance, initializeProblem } = await import("./legacy_sdk.ts");
     // The 2025-era checks of the package's engine, kept in front of the server package.
-    const checks = new RequestChecks();
+    const checks = new RequestChecks(initializeProblem);
     // A session's working directory is its toolset's: roots of its client are not read here.
     const { server } = createLegacyInstance(
       toolset,
@@ -361,6 +362,18 @@ export async function serveHttp(
           400,
           JSONRPC_ERROR.parseError,
           "Parse error: the body is not JSON",
+        );
+      }
+      // Before either era's engine: their schemas are checked recursively.
+      if (nestedDeeperThan(body, MAX_JSON_DEPTH)) {
+        return sendHttpError(
+          response,
+          400,
+          JSONRPC_ERROR.invalidRequest,
+          `Invalid Request: the message is nested deeper than ${MAX_JSON_DEPTH} levels, the ` +
+            "most this server reads.",
+          {},
+          requestIdOf(body),
         );
       }
     }

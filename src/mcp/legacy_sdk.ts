@@ -9,7 +9,7 @@
  */
 import process from "node:process";
 import * as v from "valibot";
-import { Server, type ServerContext } from "@modelcontextprotocol/server";
+import { Server, type ServerContext, specTypeSchemas } from "@modelcontextprotocol/server";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ApprovalAnswer } from "../contract/policy.ts";
 import type { ToolProgress } from "../contract/result.ts";
@@ -28,6 +28,33 @@ import type { McpServerOptions } from "./options.ts";
 const Roots = v.object({
   roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
 });
+
+/**
+ * Field by field, why an `initialize` request does not fit the package's
+ * schema of it, or `undefined` when it fits (or is another method). The
+ * package checks a client's capabilities more strictly than MCP's own
+ * lifecycle checks do (an experimental capability must be an object, a
+ * `roots.listChanged` a boolean) and answers a failure with -32603, as if
+ * the server had failed: checked first, such a request is answered -32602
+ * with the fields at fault.
+ */
+export function initializeProblem(
+  method: string,
+  request: Readonly<Record<string, unknown>>,
+): string | undefined {
+  if (method !== "initialize") return undefined;
+  const checked = specTypeSchemas.InitializeRequest["~standard"].validate({
+    method,
+    params: request.params,
+  });
+  if (checked instanceof Promise || checked.issues === undefined) return undefined;
+  return checked.issues.map((issue) => {
+    const path = (issue.path ?? []).map((part) =>
+      typeof part === "object" && part !== null ? String(part.key) : String(part)
+    );
+    return `${path.length === 0 ? "(request)" : path.join(".")}: ${issue.message}`;
+  }).join("\n");
+}
 
 /** A 2025-era server instance and the toolsets it made. */
 export interface LegacyInstance {

@@ -25,10 +25,22 @@ function isObject(value: unknown): boolean {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Why a request's params do not fit its method, field by field, or `undefined`. */
+export type ParamsCheck = (
+  method: string,
+  request: Readonly<Record<string, unknown>>,
+) => string | undefined;
+
 /** The requests of one connection still running, and the checks made on each new one. */
 export class RequestChecks {
   readonly #running = new Set<string | number>();
   readonly #arguments = new Map<string | number, { value: unknown }>();
+  readonly #more?: ParamsCheck;
+
+  /** Checks with the engine's params checks, then `more` (the server package's stricter ones). */
+  constructor(more?: ParamsCheck) {
+    this.#more = more;
+  }
 
   /**
    * The answer to a request that fails a check, or the message to pass on
@@ -62,7 +74,7 @@ export class RequestChecks {
       return undefined;
     }
     if (carriesEnvelope(message)) return undefined;
-    const problem = paramsProblem(method, message);
+    const problem = paramsProblem(method, message) ?? this.#more?.(method, message);
     if (problem !== undefined) {
       return errorReply(
         id,

@@ -16,7 +16,7 @@ import { describeEffects } from "../contract/effects.ts";
 import { McpServer } from "./protocol.ts";
 import type { McpServerOptions } from "./options.ts";
 import { StdioTransport } from "./stdio_transport.ts";
-import { EraChannel } from "./eras.ts";
+import { type Era, EraChannel, eraChosenBy } from "./eras.ts";
 import { RequestChecks } from "./request_checks.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import type { ModernConnection } from "./modern_stdio.ts";
@@ -181,10 +181,28 @@ export async function serveStdio(
     process.stderr.write(`openwork-tools mcp: ${message}\n`);
     connection?.warn(message);
   };
+  // Both eras are served by the official server package, loaded here (not by `createMcpServer`).
+  const [{ serveModernStdio }, { initializeProblem }] = await Promise.all([
+    import("./modern_stdio.ts"),
+    import("./legacy_sdk.ts"),
+  ]);
   // The 2025-era checks of the package's engine, kept in front of the server package.
-  const checks = new RequestChecks();
+  const checks = new RequestChecks(initializeProblem);
   const channel = new EraChannel(wire, (message) => checks.sent(message));
+  let era: Era | undefined;
   wire.onmessage = (message) => {
+    if (era === undefined && typeof message.method === "string" && "id" in message) {
+      era = eraChosenBy(message);
+      // Both eras answer a ping: one before the first request that chooses the revision is
+      // answered here, so that the server package does not take it for a 2025-era opening.
+      if (era === undefined && message.method === "ping") {
+        const pong = { jsonrpc: "2.0" as const, id: message.id, result: {} };
+        void wire.send(pong).catch((error) => report(error));
+        return;
+      }
+    }
+    // The 2026-07-28 requests are the server package's to check.
+    if (era === "modern") return channel.deliver(message);
     const admitted = checks.admit(message);
     if ("reply" in admitted) {
       void wire.send(admitted.reply as unknown as JsonRpcMessage).catch((error) => report(error));
@@ -200,7 +218,6 @@ export async function serveStdio(
       resolve();
     }
   );
-  const { serveModernStdio } = await import("./modern_stdio.ts");
   connection = serveModernStdio(toolset, options, channel, report, checks);
   await wire.start();
   await closed;
