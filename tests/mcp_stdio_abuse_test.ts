@@ -289,8 +289,9 @@ test("MCP stdio 2026-07-28: a request the revision's JSON-RPC schema refuses (a 
   });
 });
 
-test("MCP stdio: a ping before the first request does not choose the revision: a 2026-07-28 client that pings first is served as one", async () => {
+test("MCP stdio: a ping or a notification before the first request does not choose the revision: a 2026-07-28 client that pings first is served as one", async () => {
   await withServer(async (server) => {
+    await server.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: {} });
     assert.deepEqual((await server.request("ping", "ping")).result, {});
     const discovered = await server.request("discover", "server/discover", { _meta: ENVELOPE });
     assert.ok(

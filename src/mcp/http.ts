@@ -1,7 +1,8 @@
 /**
- * The MCP server over Streamable HTTP: the same server as over stdio
- * ({@link createMcpServer}), one toolset session per MCP session, behind a
- * bearer token, on `node:http` (Deno and Node alike).
+ * The MCP server over Streamable HTTP: the same server as over stdio, on the
+ * official server package, one toolset session per MCP session of the 2025
+ * revisions and stateless 2026-07-28 requests, behind a bearer token, on
+ * `node:http` (Deno and Node alike).
  *
  * @module
  */

@@ -11,7 +11,7 @@
  */
 
 /** The most levels of arrays and objects a message may nest (the message itself is level 1). */
-export const MAX_JSON_DEPTH = 64;
+export const MAX_JSON_DEPTH: number = 64;
 
 /**
  * Whether `value` nests arrays and objects more than `max` levels deep. It

@@ -1,9 +1,9 @@
 /**
  * The 2025 revisions on the official server package: one server instance
- * per stdio connection opened with `initialize`, with the lifecycle,
- * logging, cancellation and progress of the package, and the toolset's
- * approval asked through elicitation, the working directory read from the
- * client's roots, as the package's own engine does.
+ * per stdio connection opened with `initialize` and per HTTP session, with
+ * the lifecycle, logging, cancellation and progress of the package, the
+ * toolset's approval asked through elicitation, and the working directory
+ * read from the client's roots (over stdio), as `createMcpServer` does.
  *
  * @module
  */

@@ -3,7 +3,7 @@
  * package: stateless (no `initialize`, no session), every request carrying
  * its protocol version and the client's capabilities in `_meta`. It serves
  * `server/discover`, `tools/list` and `tools/call` from the same toolset and
- * the same answers as the 2025 engine (`createMcpServer`).
+ * the same answers as the 2025 revisions (`legacy_sdk.ts`).
  *
  * Approval: a call the policy asks about is answered with `input_required`,
  * an elicitation for the person and a signed request state

@@ -1,8 +1,9 @@
 /**
- * A stdio connection of protocol revision 2026-07-28, served by the
- * official server package's stdio entry over the package's own transport
- * (through the connection's {@link EraChannel}). Loaded only when a
- * connection's first request is of that revision.
+ * A stdio connection served by the official server package's stdio entry
+ * over the package's own transport (through the connection's
+ * {@link EraChannel}): its first request that chooses a revision makes the
+ * server instance, of 2026-07-28 (`modern.ts`) or of the 2025 revisions
+ * (`legacy_sdk.ts`).
  *
  * @module
  */
@@ -17,7 +18,7 @@ import { createLegacyInstance, type LegacyInstance } from "./legacy_sdk.ts";
 import type { McpServerOptions } from "./options.ts";
 import type { McpTransport, SendOptions } from "./protocol.ts";
 
-/** A served 2026-07-28 connection. */
+/** A served stdio connection. */
 export interface ModernConnection {
   /** Every toolset its engine has made or was given. */
   toolsets(): FinalizedToolset[];
@@ -74,7 +75,11 @@ function answeringChannel(channel: EraChannel, report: (error: Error) => void): 
   };
 }
 
-/** Serves the 2026-07-28 requests that arrive on `channel`; `report` hears what goes wrong. */
+/**
+ * Serves the requests that arrive on `channel`, of either era; `report`
+ * hears what goes wrong, `checks` keeps the arguments of 2025-era calls it
+ * set aside.
+ */
 export function serveModernStdio(
   toolset: FinalizedToolset,
   options: McpServerOptions,

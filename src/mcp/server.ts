@@ -1,7 +1,12 @@
 /**
- * The MCP server: a finalized toolset served over the Model Context Protocol
- * by the package's own protocol engine ({@link McpServer}). `tools/list`
- * comes from the toolset's definitions; `tools/call` goes through the
+ * The MCP server: a finalized toolset served over the Model Context Protocol.
+ * {@link serveStdio} serves both protocol eras with the official server
+ * package (the 2025 revisions in `legacy_sdk.ts`, 2026-07-28 in `modern.ts`)
+ * behind the package's own stdio transport and checks.
+ * {@link createMcpServer} makes a server on the package's embeddable protocol
+ * engine ({@link McpServer}), for hosts that connect it to a transport of
+ * their own and register handlers of their own on it. In both, `tools/list`
+ * comes from the toolset's definitions and `tools/call` goes through the
  * toolset's one approval flow (`call`), with MCP elicitation as the approver.
  *
  * @module
@@ -16,7 +21,7 @@ import { describeEffects } from "../contract/effects.ts";
 import { McpServer } from "./protocol.ts";
 import type { McpServerOptions } from "./options.ts";
 import { StdioTransport } from "./stdio_transport.ts";
-import { type Era, EraChannel, eraChosenBy } from "./eras.ts";
+import { carriesEnvelope, type Era, EraChannel, eraChosenBy } from "./eras.ts";
 import { RequestChecks } from "./request_checks.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import type { ModernConnection } from "./modern_stdio.ts";
@@ -167,7 +172,11 @@ export function createMcpServer(
 
 /**
  * Serves a toolset over stdio until the client disconnects, then ends every
- * process group the session's backend still owns.
+ * process group the session's backend still owns. Both protocol eras are
+ * served by the official server package, loaded here; in front of it, the
+ * transport answers every line and refuses a message nested deeper than
+ * `MAX_JSON_DEPTH` levels, and the 2025-era requests get the checks of
+ * {@link RequestChecks}.
  */
 export async function serveStdio(
   toolset: FinalizedToolset,
@@ -198,6 +207,14 @@ export async function serveStdio(
       if (era === undefined && message.method === "ping") {
         const pong = { jsonrpc: "2.0" as const, id: message.id, result: {} };
         void wire.send(pong).catch((error) => report(error));
+        return;
+      }
+    }
+    // A notification before any request is about nothing yet; passed on, it would make the
+    // server package take the connection for a 2025-era one.
+    if (era === undefined && typeof message.method === "string" && !("id" in message)) {
+      if (!carriesEnvelope(message)) {
+        report(new Error(`ignored input: ${message.method} before the first request`));
         return;
       }
     }
