@@ -258,7 +258,7 @@ export async function serveHttp(
   async function makeSession(): Promise<McpSession> {
     const toolset = await makeToolset();
     const { createLegacyInstance, initializeProblem } = await import("./legacy_sdk.ts");
-    // The 2025-era checks of the package's engine, kept in front of the server package.
+    // The 2025-era checks of createMcpServer's engine, kept in front of the server package.
     const checks = new RequestChecks(initializeProblem);
     // A session's working directory is its toolset's: roots of its client are not read here.
     const { server } = createLegacyInstance(
@@ -365,7 +365,7 @@ export async function serveHttp(
           "Parse error: the body is not JSON",
         );
       }
-      // Before either era's engine: their schemas are checked recursively.
+      // Before either era's server: the package checks its schemas recursively.
       if (nestedDeeperThan(body, MAX_JSON_DEPTH)) {
         return sendHttpError(
           response,
@@ -379,7 +379,7 @@ export async function serveHttp(
       }
     }
 
-    // Protocol revision 2026-07-28: stateless, served by its own engine.
+    // Protocol revision 2026-07-28: stateless, served by its own server instances.
     if (isModernHttpRequest(request, body)) {
       return await (await modernHttp()).http.serve(request, response, text ?? undefined, body);
     }

@@ -11,18 +11,10 @@ import process from "node:process";
 import * as v from "valibot";
 import { Server, type ServerContext, specTypeSchemas } from "@modelcontextprotocol/server";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
-import type { ApprovalAnswer } from "../contract/policy.ts";
 import type { ToolProgress } from "../contract/result.ts";
-import { describeEffects } from "../contract/effects.ts";
 import { ClientRoots } from "./roots.ts";
-import {
-  answer,
-  NO_ELICITATION,
-  POLICY_ONLY,
-  refusal,
-  structuredTools,
-  toolList,
-} from "./tool_answer.ts";
+import { answer, structuredTools, toolList } from "./tool_answer.ts";
+import { APPROVAL_FORM, decideByElicitation } from "./elicit_approval.ts";
 import type { McpServerOptions } from "./options.ts";
 
 const Roots = v.object({
@@ -99,36 +91,16 @@ export function createLegacyInstance(
   const structured = structuredTools(toolset);
   const approval = options.approval ?? "elicit";
 
-  const approver =
-    (ctx: ServerContext) =>
-    async ({ prepared, verdict, signal, question }: ApprovalRequest): Promise<ApprovalAnswer> => {
-      const refused = (how: string) =>
-        refusal(describeEffects(prepared.name, prepared.effects), verdict.source, how);
-      if (approval === "client") return true;
-      if (approval === "policy") return refused(POLICY_ONLY);
-      if (server.getClientCapabilities()?.elicitation === undefined) return refused(NO_ELICITATION);
-      try {
-        const reply = await ctx.mcpReq.elicitInput({
-          mode: "form",
-          message: question,
-          requestedSchema: {
-            type: "object",
-            properties: {
-              approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
-            },
-            required: ["approve"],
-          },
-        }, { signal, relatedRequestId: ctx.mcpReq.id });
-        if (reply.action === "accept" && reply.content?.approve === true) return true;
-      } catch (error) {
-        // A failed question is a refusal, named as such: nobody declined it.
-        const why = error instanceof Error ? error.message : String(error);
-        return refused(
-          `the person could not be asked or did not answer (${why}), so it was not run`,
-        );
-      }
-      return refused("the person declined it");
-    };
+  // Over HTTP the question goes on the stream of the call it is about.
+  const approver = (ctx: ServerContext) => (request: ApprovalRequest) =>
+    decideByElicitation(approval, {
+      canAsk: () => server.getClientCapabilities()?.elicitation !== undefined,
+      ask: (message, signal) =>
+        ctx.mcpReq.elicitInput({ ...APPROVAL_FORM, message }, {
+          signal,
+          relatedRequestId: ctx.mcpReq.id,
+        }),
+    }, request);
 
   server.setRequestHandler("tools/call", async (request, ctx) => {
     const params = request.params as { name: string; arguments?: unknown };

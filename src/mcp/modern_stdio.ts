@@ -13,14 +13,14 @@ import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { EraChannel } from "./eras.ts";
 import { errorReply, JSONRPC_ERROR, type JsonRpcMessage } from "./jsonrpc.ts";
 import type { RequestChecks } from "./request_checks.ts";
-import { createModernEngine } from "./modern.ts";
+import { createModernEngine, type ModernEngine } from "./modern.ts";
 import { createLegacyInstance, type LegacyInstance } from "./legacy_sdk.ts";
 import type { McpServerOptions } from "./options.ts";
 import type { McpTransport, SendOptions } from "./protocol.ts";
 
 /** A served stdio connection. */
 export interface ModernConnection {
-  /** Every toolset its engine has made or was given. */
+  /** Every toolset its server instance has made or was given. */
   toolsets(): FinalizedToolset[];
   /** Ends it. */
   close(): Promise<void>;
@@ -87,12 +87,18 @@ export function serveModernStdio(
   report: (error: Error) => void,
   checks: RequestChecks,
 ): ModernConnection {
-  const engine = createModernEngine(toolset, options);
+  let modern: ModernEngine | undefined;
   let legacy: LegacyInstance | undefined;
+  /** Every 2025-era instance made (the package makes one a connection; all are ended). */
+  const legacies: LegacyInstance[] = [];
   // One instance for the connection: its first request chose the revision.
   const served = serveStdio(({ era }) => {
-    if (era === "modern") return engine.server();
+    if (era === "modern") {
+      modern ??= createModernEngine(toolset, options);
+      return modern.server();
+    }
     legacy = createLegacyInstance(toolset, options, (id) => checks.takeArguments(id));
+    legacies.push(legacy);
     return legacy.server;
   }, {
     transport: answeringChannel(channel, report),
@@ -100,7 +106,7 @@ export function serveModernStdio(
     onerror: report,
   });
   return {
-    toolsets: () => [...engine.toolsets(), ...(legacy?.toolsets() ?? [])],
+    toolsets: () => [...(modern?.toolsets() ?? []), ...legacies.flatMap((made) => made.toolsets())],
     close: () => served.close(),
     warn(message) {
       if (legacy?.server.getClientVersion() === undefined) return;

@@ -1,14 +1,15 @@
 /**
- * The checks the package's engine makes before a 2025-era request reaches
- * a handler, kept in front of the official server package so that its
- * answers stay the same: params that do not fit their method get -32602
- * with one line per field, and a request under the id of one still running
- * gets -32600 (a second request under that id would make the first one
- * uncancellable). A `tools/call` whose `arguments` is not an object is the
- * toolset's to refuse, as a tool result, where the package would answer
- * -32602: it passes with `arguments: {}`, its own arguments kept here for the
+ * The checks `createMcpServer`'s engine (`McpServer`) makes before a
+ * 2025-era request reaches a handler, kept in front of the official server
+ * package so that the 2025 revisions are answered as they always were:
+ * params that do not fit their method get -32602 with one line per field,
+ * and a request under the id of one still running gets -32600 (a second
+ * request under that id would make the first one uncancellable). A
+ * `tools/call` whose `arguments` is not an object is the toolset's to
+ * refuse, as a tool result, where the server package would answer -32602:
+ * it passes with `arguments: {}`, its own arguments kept here for the
  * handler ({@link RequestChecks.takeArguments}). Requests of revision
- * 2026-07-28 are the package's to check.
+ * 2026-07-28 are the server package's to check.
  *
  * @module
  */
@@ -37,7 +38,7 @@ export class RequestChecks {
   readonly #arguments = new Map<string | number, { value: unknown }>();
   readonly #more?: ParamsCheck;
 
-  /** Checks with the engine's params checks, then `more` (the server package's stricter ones). */
+  /** Checks params as `createMcpServer` does, then with `more` (the server package's own). */
   constructor(more?: ParamsCheck) {
     this.#more = more;
   }

@@ -16,8 +16,6 @@ import * as v from "valibot";
 import { ClientRoots } from "./roots.ts";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress } from "../contract/result.ts";
-import type { ApprovalAnswer } from "../contract/policy.ts";
-import { describeEffects } from "../contract/effects.ts";
 import { McpServer } from "./protocol.ts";
 import type { McpServerOptions } from "./options.ts";
 import { StdioTransport } from "./stdio_transport.ts";
@@ -25,14 +23,8 @@ import { carriesEnvelope, type Era, EraChannel, eraChosenBy } from "./eras.ts";
 import { RequestChecks } from "./request_checks.ts";
 import type { JsonRpcMessage } from "./jsonrpc.ts";
 import type { ModernConnection } from "./modern_stdio.ts";
-import {
-  answer,
-  NO_ELICITATION,
-  POLICY_ONLY,
-  refusal,
-  structuredTools,
-  toolList,
-} from "./tool_answer.ts";
+import { answer, structuredTools, toolList } from "./tool_answer.ts";
+import { APPROVAL_FORM, decideByElicitation } from "./elicit_approval.ts";
 
 export { ARTIFACTS_META_KEY } from "./tool_answer.ts";
 
@@ -100,45 +92,20 @@ export function createMcpServer(
 
   const approval = options.approval ?? "elicit";
 
-  /**
-   * Decides a call the policy asks about, by the approval mode; a refusal
-   * says why, in words for the model. The question goes with the request
-   * `related` (over HTTP, on that request's stream).
-   */
-  const approver =
-    (related: string | number) =>
-    async ({ prepared, verdict, signal, question }: ApprovalRequest): Promise<ApprovalAnswer> => {
-      const what = describeEffects(prepared.name, prepared.effects);
-      const refused = (how: string) => refusal(what, verdict.source, how);
-      if (approval === "client") return true;
-      if (approval === "policy") return refused(POLICY_ONLY);
-      if (server.getClientCapabilities()?.elicitation === undefined) return refused(NO_ELICITATION);
-      try {
-        const reply = v.parse(
+  /** Decides a call the policy asks about; the question goes with the request `related`. */
+  const approver = (related: string | number) => (request: ApprovalRequest) =>
+    decideByElicitation(approval, {
+      canAsk: () => server.getClientCapabilities()?.elicitation !== undefined,
+      ask: async (message, signal) =>
+        v.parse(
           Elicited,
-          await server.request("elicitation/create", {
-            mode: "form",
-            // Escaped: the client shows the message as text, and the card must be what runs.
-            message: question,
-            requestedSchema: {
-              type: "object",
-              properties: {
-                approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
-              },
-              required: ["approve"],
-            },
-          }, { signal, relatedRequestId: related }),
-        );
-        if (reply.action === "accept" && reply.content?.approve === true) return true;
-      } catch (error) {
-        // A failed question is a refusal, named as such: nobody declined it.
-        const why = error instanceof Error ? error.message : String(error);
-        return refused(
-          `the person could not be asked or did not answer (${why}), so it was not run`,
-        );
-      }
-      return refused("the person declined it");
-    };
+          await server.request("elicitation/create", { ...APPROVAL_FORM, message }, {
+            signal,
+            // Over HTTP, on that request's stream.
+            relatedRequestId: related,
+          }),
+        ),
+    }, request);
 
   server.setRequestHandler("tools/call", async (params, context) => {
     const meta = params._meta as { progressToken?: string | number } | undefined;
@@ -195,7 +162,7 @@ export async function serveStdio(
     import("./modern_stdio.ts"),
     import("./legacy_sdk.ts"),
   ]);
-  // The 2025-era checks of the package's engine, kept in front of the server package.
+  // The 2025-era checks of createMcpServer's engine, kept in front of the server package.
   const checks = new RequestChecks(initializeProblem);
   const channel = new EraChannel(wire, (message) => checks.sent(message));
   let era: Era | undefined;
