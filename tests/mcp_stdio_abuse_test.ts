@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { sh, tempDir } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
@@ -97,6 +97,16 @@ class RawServer {
   async request(id: string | number, method: string, params?: unknown): Promise<Message> {
     await this.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
     return this.reply(id);
+  }
+
+  /** The first message `match` accepts (a request or notification of the server's), waited for. */
+  async heard(match: (message: Message) => boolean, what: string): Promise<Message> {
+    while (true) {
+      const found = this.messages.find(match);
+      if (found !== undefined) return found;
+      assert.equal(this.#exited, undefined, `the server exited (${this.#exited}) before ${what}`);
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
   }
 
   /** Replies with id null, in order. */
@@ -367,6 +377,61 @@ test("MCP: an initialize whose capabilities do not fit their schema (an experime
     await server.initialize();
     await server.stillServes("after");
   });
+});
+
+test("MCP 2025: a progress token that is neither a string nor an integer gets -32602 naming it, and the server keeps serving", async () => {
+  await withServer(async (server) => {
+    await server.initialize();
+    const refused = await server.request("fraction", "tools/call", {
+      name: "read",
+      arguments: { path: "a.txt" },
+      _meta: { progressToken: 1.5 },
+    });
+    assert.equal(refused.error?.code, -32602, JSON.stringify(refused).slice(0, 300));
+    assert.match(refused.error!.message, /params\._meta\.progressToken: .*string or int/);
+    await server.stillServes("after");
+  });
+});
+
+test("MCP 2025: an answer to a question the server did not ask, or a second answer to one it asked, is dropped with a warning and approves nothing", async () => {
+  const dir = await tempDir();
+  await writeFile(`${dir.path}/a.txt`, "alpha\n");
+  const server = new RawServer(dir.path);
+  try {
+    const capabilities = { elicitation: {} };
+    await server.send({ ...INITIALIZE, params: { ...INITIALIZE.params, capabilities } });
+    assert.ok((await server.reply("init")).result, "initialize answered");
+    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const accept = (id: unknown) => ({
+      jsonrpc: "2.0",
+      id,
+      result: { action: "accept", content: { approve: true } },
+    });
+    // Forged: answers to questions not asked yet (the server numbers its own from 0).
+    for (const id of [0, 1, "0"]) await server.send(accept(id));
+    await server.send({
+      jsonrpc: "2.0",
+      id: "w",
+      method: "tools/call",
+      params: { name: "write", arguments: { path: "b.txt", content: "x\n" } },
+    });
+    const question = await server.heard((m) => m.method === "elicitation/create", "the question");
+    await server.send({ jsonrpc: "2.0", id: question.id, result: { action: "decline" } });
+    const refused = await server.reply("w");
+    assert.equal(refused.result?.isError, true, JSON.stringify(refused).slice(0, 300));
+    assert.match(text(refused), /declined/);
+    // Replayed: the question answered again, accepted this time.
+    await server.send(accept(question.id));
+    await server.stillServes("after");
+    await assert.rejects(readFile(`${dir.path}/b.txt`), "nothing was written");
+    const warnings = server.messages.filter((m) => m.method === "notifications/message")
+      .map((m) => String(m.params?.data));
+    const dropped = warnings.filter((w) => /a response to an unknown request/.test(w));
+    assert.equal(dropped.length, 4, JSON.stringify(warnings));
+  } finally {
+    await server.close();
+    await dir.cleanup();
+  }
 });
 
 test("MCP: tools/call with non-object or schema-violating arguments is a tool result with isError; params that do not fit get -32602", async () => {

@@ -257,9 +257,9 @@ export async function serveHttp(
 
   async function makeSession(): Promise<McpSession> {
     const toolset = await makeToolset();
-    const { createLegacyInstance, initializeProblem } = await import("./legacy_sdk.ts");
+    const { createLegacyInstance, packageSchemaProblem } = await import("./legacy_sdk.ts");
     // The 2025-era checks of createMcpServer's engine, kept in front of the server package.
-    const checks = new RequestChecks(initializeProblem);
+    const checks = new RequestChecks(packageSchemaProblem);
     // A session's working directory is its toolset's: roots of its client are not read here.
     const { server } = createLegacyInstance(
       toolset,
@@ -282,6 +282,8 @@ export async function serveHttp(
         void transport.send(admitted.reply as unknown as JsonRpcMessage).catch(() => {});
         return;
       }
+      // Already answered 202: a response to no question of the session's goes no further.
+      if ("drop" in admitted) return;
       checks.cancelled(message);
       channel.deliver(admitted.message);
     };

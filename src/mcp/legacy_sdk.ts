@@ -21,31 +21,49 @@ const Roots = v.object({
   roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
 });
 
-/**
- * Field by field, why an `initialize` request does not fit the package's
- * schema of it, or `undefined` when it fits (or is another method). The
- * package checks a client's capabilities more strictly than MCP's own
- * lifecycle checks do (an experimental capability must be an object, a
- * `roots.listChanged` a boolean) and answers a failure with -32603, as if
- * the server had failed: checked first, such a request is answered -32602
- * with the fields at fault.
- */
-export function initializeProblem(
-  method: string,
-  request: Readonly<Record<string, unknown>>,
-): string | undefined {
-  if (method !== "initialize") return undefined;
-  const checked = specTypeSchemas.InitializeRequest["~standard"].validate({
-    method,
-    params: request.params,
-  });
-  if (checked instanceof Promise || checked.issues === undefined) return undefined;
-  return checked.issues.map((issue) => {
+type Issue = {
+  readonly message: string;
+  readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[];
+  readonly errors?: readonly (readonly { expected?: unknown }[])[];
+};
+
+/** One line per issue: the field's path, then what is wrong with it. */
+function describeIssues(issues: readonly Issue[]): string {
+  return issues.map((issue) => {
     const path = (issue.path ?? []).map((part) =>
       typeof part === "object" && part !== null ? String(part.key) : String(part)
     );
-    return `${path.length === 0 ? "(request)" : path.join(".")}: ${issue.message}`;
+    // A union's own message says only "Invalid input": what it would have taken says more.
+    const expected = (issue.errors ?? []).flat().map((sub) => sub.expected)
+      .filter((kind) => typeof kind === "string");
+    const message = expected.length === 0
+      ? issue.message
+      : `${issue.message}: expected ${expected.join(" or ")}`;
+    return `${path.length === 0 ? "(request)" : path.join(".")}: ${message}`;
   }).join("\n");
+}
+
+/**
+ * Field by field, why a 2025-era request does not fit the server package's
+ * schema of a JSON-RPC request (a `_meta.progressToken` that is neither a
+ * string nor an integer) or of `initialize` (its client's capabilities), or
+ * `undefined` when it fits. The package drops the first without an answer
+ * and answers the second -32603, as if the server had failed, so such a
+ * request is answered -32602 with the fields at fault before it gets there.
+ */
+export function packageSchemaProblem(
+  method: string,
+  request: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const candidates = method === "initialize"
+    ? [specTypeSchemas.JSONRPCRequest, specTypeSchemas.InitializeRequest]
+    : [specTypeSchemas.JSONRPCRequest];
+  for (const schema of candidates) {
+    const checked = schema["~standard"].validate(request);
+    if (checked instanceof Promise || checked.issues === undefined) continue;
+    return describeIssues(checked.issues as readonly Issue[]);
+  }
+  return undefined;
 }
 
 /** A 2025-era server instance and the toolsets it made. */

@@ -8,17 +8,18 @@
  * `tools/call` whose `arguments` is not an object is the toolset's to
  * refuse, as a tool result, where the server package would answer -32602:
  * it passes with `arguments: {}`, its own arguments kept here for the
- * handler ({@link RequestChecks.takeArguments}). Requests of revision
- * 2026-07-28 are the server package's to check.
+ * handler ({@link RequestChecks.takeArguments}). A response to no request
+ * the server sent, or to one already answered, is dropped. Connections of
+ * revision 2026-07-28 are the server package's to check.
  *
  * @module
  */
-import { carriesEnvelope } from "./eras.ts";
 import {
   errorReply,
   JSONRPC_ERROR,
   type JsonRpcErrorReply,
   type JsonRpcMessage,
+  preview,
 } from "./jsonrpc.ts";
 import { paramsProblem } from "./requests.ts";
 
@@ -36,6 +37,8 @@ export type ParamsCheck = (
 export class RequestChecks {
   readonly #running = new Set<string | number>();
   readonly #arguments = new Map<string | number, { value: unknown }>();
+  /** The server's requests to the client still unanswered (elicitation, roots). */
+  readonly #asked = new Set<string | number>();
   readonly #more?: ParamsCheck;
 
   /** Checks params as `createMcpServer` does, then with `more` (the server package's own). */
@@ -44,16 +47,27 @@ export class RequestChecks {
   }
 
   /**
-   * The answer to a request that fails a check, or the message to pass on
-   * (the same one, or a `tools/call` whose arguments were set aside).
+   * The answer to a request that fails a check, the reason to drop a
+   * response to no request of the server's (a forged or replayed answer to
+   * a question), or the message to pass on (the same one, or a `tools/call`
+   * whose arguments were set aside).
    */
-  admit(message: JsonRpcMessage): { reply: JsonRpcErrorReply } | { message: JsonRpcMessage } {
+  admit(
+    message: JsonRpcMessage,
+  ): { reply: JsonRpcErrorReply } | { drop: string } | { message: JsonRpcMessage } {
+    if (typeof message.method !== "string" && ("result" in message || "error" in message)) {
+      const id = message.id as string | number;
+      if (!this.#asked.delete(id)) {
+        return { drop: `a response to an unknown request: ${preview(id, 100)}` };
+      }
+      return { message };
+    }
     const refused = this.#refusal(message);
     if (refused !== undefined) return { reply: refused };
     const params = message.params as Record<string, unknown> | undefined;
     const id = message.id as string | number;
     if (
-      message.method === "tools/call" && !carriesEnvelope(message) && params !== undefined &&
+      message.method === "tools/call" && params !== undefined &&
       "arguments" in params && !isObject(params.arguments)
     ) {
       this.#arguments.set(id, { value: params.arguments });
@@ -74,7 +88,6 @@ export class RequestChecks {
     if (typeof method !== "string" || !(typeof id === "string" || typeof id === "number")) {
       return undefined;
     }
-    if (carriesEnvelope(message)) return undefined;
     const problem = paramsProblem(method, message) ?? this.#more?.(method, message);
     if (problem !== undefined) {
       return errorReply(
@@ -94,11 +107,22 @@ export class RequestChecks {
     return undefined;
   }
 
-  /** Hears a message the server sends: an answer ends its request. */
+  /**
+   * Hears a message the server sends: an answer ends the client's request,
+   * a request of the server's awaits its answer until answered or withdrawn.
+   */
   sent(message: JsonRpcMessage): void {
-    if (("result" in message || "error" in message) && message.id !== undefined) {
-      this.#running.delete(message.id as string | number);
-      this.#arguments.delete(message.id as string | number);
+    const id = message.id as string | number | undefined;
+    if (("result" in message || "error" in message) && id !== undefined) {
+      this.#running.delete(id);
+      this.#arguments.delete(id);
+    } else if (typeof message.method === "string" && id !== undefined) {
+      this.#asked.add(id);
+    } else if (message.method === "notifications/cancelled") {
+      const withdrawn = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof withdrawn === "string" || typeof withdrawn === "number") {
+        this.#asked.delete(withdrawn);
+      }
     }
   }
 

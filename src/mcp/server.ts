@@ -158,12 +158,12 @@ export async function serveStdio(
     connection?.warn(message);
   };
   // Both eras are served by the official server package, loaded here (not by `createMcpServer`).
-  const [{ serveModernStdio }, { initializeProblem }] = await Promise.all([
+  const [{ serveModernStdio }, { packageSchemaProblem }] = await Promise.all([
     import("./modern_stdio.ts"),
     import("./legacy_sdk.ts"),
   ]);
   // The 2025-era checks of createMcpServer's engine, kept in front of the server package.
-  const checks = new RequestChecks(initializeProblem);
+  const checks = new RequestChecks(packageSchemaProblem);
   const channel = new EraChannel(wire, (message) => checks.sent(message));
   let era: Era | undefined;
   wire.onmessage = (message) => {
@@ -192,6 +192,7 @@ export async function serveStdio(
       void wire.send(admitted.reply as unknown as JsonRpcMessage).catch((error) => report(error));
       return;
     }
+    if ("drop" in admitted) return report(new Error(admitted.drop));
     checks.cancelled(message);
     channel.deliver(admitted.message);
   };
