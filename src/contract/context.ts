@@ -23,6 +23,16 @@ export interface PermissionProfile {
   readonly mode: PermissionMode;
 }
 
+/** The OS sandbox every process of a session runs in (see `createSession`'s `sandbox`). */
+export interface SessionSandbox {
+  /** `none`: no network but its own loopback; `host`: the host's network. */
+  readonly network: "none" | "host";
+  /** The writable directories, the working directory first (besides a private /tmp). */
+  readonly writable: readonly string[];
+  /** What it enforces, in one paragraph: added to the description of tools that run commands. */
+  readonly statement: string;
+}
+
 /**
  * What every call of a session shares. It holds no turn signal, call id,
  * pending permission request, chat state or host object.
@@ -42,6 +52,8 @@ export interface ToolSessionContext {
   readonly processes: ProcessBackend;
   /** The one entry to a {@link CheckedPath}: see the resolver's rules. */
   resolvePath(input: string, access: PathAccess, intent: PathIntent): Promise<CheckedPath>;
+  /** The OS sandbox its processes run in, when it has one. */
+  readonly sandbox?: SessionSandbox;
   /** The search index of the working directory, when the session has one. */
   readonly searchIndex?: SearchIndexHandle;
 }
