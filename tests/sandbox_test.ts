@@ -351,6 +351,28 @@ test(
 );
 
 test(
+  "沙箱 (bash sandbox): commands run where .git is a file (a worktree), and where a call made the repository",
+  { skip: skip ?? false },
+  async () => {
+    const s = await scene();
+    try {
+      await fs.rm(join(s.work, ".git"), { recursive: true });
+      await fs.writeFile(join(s.work, ".git"), `gitdir: ${s.outside}\n`);
+      const session = await s.session();
+      assert.equal(output(await s.bash(session, "echo ran")).stdout, "ran\n");
+      await fs.rm(join(s.work, ".git"));
+      assert.equal(output(await s.bash(session, "git init -q && echo made")).stdout, "made\n");
+      // From the next call on, the new repository's hooks are read-only.
+      const data = output(await s.bash(session, "echo 'exit 1' > .git/hooks/pre-commit"));
+      assert.match(data.stderr, /Read-only file system/);
+      await session.processes.shutdown();
+    } finally {
+      await s.cleanup();
+    }
+  },
+);
+
+test(
   "沙箱 (bash sandbox): the bash tool's description says what the sandbox enforces",
   { skip: skip ?? false },
   async () => {

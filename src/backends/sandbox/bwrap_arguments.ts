@@ -19,20 +19,16 @@ export interface SandboxPlan {
 }
 
 /**
- * Paths made read-only again inside each writable directory: a repository's
- * hooks and config run code when git is next used there, outside the sandbox.
- */
-function protectedInside(directory: string): string[] {
-  const git = directory.endsWith("/.git") ? [directory] : [];
-  git.push(`${directory === "/" ? "" : directory}/.git`);
-  return git.flatMap((dir) => [`${dir}/hooks`, `${dir}/config`]);
-}
-
-/**
  * The bubblewrap arguments (before the command) that run a process in
- * `cwd` under `plan`. Order matters: a later mount covers an earlier one.
+ * `cwd` under `plan`, with `readOnly` (paths inside the writable
+ * directories) made read-only again. Order matters: a later mount covers
+ * an earlier one.
  */
-export function bwrapArguments(plan: SandboxPlan, cwd: string): string[] {
+export function bwrapArguments(
+  plan: SandboxPlan,
+  cwd: string,
+  readOnly: readonly string[],
+): string[] {
   const args = [
     // The whole file system read-only, with fresh /dev, /proc (of the new PID namespace) and /tmp.
     "--ro-bind",
@@ -46,10 +42,8 @@ export function bwrapArguments(plan: SandboxPlan, cwd: string): string[] {
     "/tmp",
   ];
   for (const directory of plan.writable) args.push("--bind", directory, directory);
-  // Made read-only again over the writable binds; `-try` since a repository may not exist (yet).
-  for (const directory of plan.writable) {
-    for (const path of protectedInside(directory)) args.push("--ro-bind-try", path, path);
-  }
+  // Over the writable binds; `-try`: a path gone since it was looked up is skipped, not an error.
+  for (const path of readOnly) args.push("--ro-bind-try", path, path);
   if (plan.skillRoot !== null) args.push("--ro-bind", plan.skillRoot, plan.skillRoot);
   args.push(
     // Its own PID namespace: when the command's shell ends, the kernel ends every process left.

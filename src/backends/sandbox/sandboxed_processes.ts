@@ -7,11 +7,35 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import type { ProcessBackend, ProcessOutput } from "../process.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { bwrapArguments } from "./bwrap_arguments.ts";
 import type { SandboxPlan } from "./bwrap_arguments.ts";
+
+/**
+ * The paths inside the writable directories made read-only again: the
+ * hooks and config of a repository there (a `.git` directory, or a
+ * writable directory that is one), which run code the next time git is used
+ * there, outside the sandbox. Looked up at each start, as a command may
+ * have made a repository since; a `.git` file (a worktree, a submodule)
+ * points to a git directory elsewhere, read-only unless listed writable.
+ */
+export function protectedPaths(writable: readonly string[]): string[] {
+  const paths: string[] = [];
+  for (const directory of writable) {
+    const gitDirectories = directory.endsWith("/.git") ? [directory] : [];
+    const inside = `${directory === "/" ? "" : directory}/.git`;
+    try {
+      if (statSync(inside).isDirectory()) gitDirectories.push(inside);
+    } catch {
+      // No repository here (yet).
+    }
+    for (const git of gitDirectories) paths.push(`${git}/hooks`, `${git}/config`);
+  }
+  return paths;
+}
 
 /** Wraps `inner` so that every process it starts runs in the sandbox of `plan`. */
 export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): ProcessBackend {
@@ -25,7 +49,7 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
         ...request,
         command: plan.bwrap,
         args: [
-          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd)),
+          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), protectedPaths(plan.writable)),
           request.command,
           ...request.args,
         ],
