@@ -373,6 +373,38 @@ test(
 );
 
 test(
+  "沙箱 (bash sandbox): a writable directory removed after createSession fails the call with spawn_failed naming it, and runs nothing",
+  { skip: skip ?? false },
+  async () => {
+    const s = await scene();
+    try {
+      const extra = join(s.root, "extra");
+      await fs.mkdir(extra);
+      const session = await createSession({
+        workingDirectory: s.work,
+        sandbox: { writable: [extra] },
+      });
+      assert.equal(
+        output(await s.bash(session, `echo ok > ${extra}/file && cat ${extra}/file`)).stdout,
+        "ok\n",
+      );
+      await fs.rm(extra, { recursive: true });
+      const result = await s.bash(session, "echo ran > ran");
+      assert.equal(result.ok, false);
+      assert.equal(result.error?.code, "spawn_failed");
+      assert.match(
+        result.error?.message ?? "",
+        new RegExp(`${extra}, which it mounts, is no longer a directory`),
+      );
+      await assert.rejects(fs.stat(join(s.work, "ran")), { code: "ENOENT" });
+      await session.processes.shutdown();
+    } finally {
+      await s.cleanup();
+    }
+  },
+);
+
+test(
   "沙箱 (bash sandbox): the bash tool's description says what the sandbox enforces",
   { skip: skip ?? false },
   async () => {

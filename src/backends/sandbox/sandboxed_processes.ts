@@ -8,6 +8,7 @@
  * @module
  */
 import { statSync } from "node:fs";
+import { ToolError } from "../../errors.ts";
 import type { ProcessBackend, ProcessOutput } from "../process.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
@@ -37,6 +38,15 @@ export function protectedPaths(writable: readonly string[]): string[] {
   return paths;
 }
 
+/** Whether `path` is a directory now (following links, as bwrap does). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Wraps `inner` so that every process it starts runs in the sandbox of `plan`. */
 export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): ProcessBackend {
   return {
@@ -44,8 +54,20 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
       return inner.owned;
     },
     shutdown: () => inner.shutdown(),
-    spawn: (request) =>
-      inner.spawn({
+    spawn: (request) => {
+      // bwrap would refuse to start too, with a message of its own in the command's stderr.
+      const gone = [...plan.writable, ...(plan.skillRoot === null ? [] : [plan.skillRoot])]
+        .find((directory) => !isDirectory(directory));
+      if (gone !== undefined) {
+        return Promise.reject(
+          new ToolError(
+            "spawn_failed",
+            `The sandbox cannot start: ${gone}, which it mounts, is no longer a directory. ` +
+              "Make it again, or create a new session.",
+          ),
+        );
+      }
+      return inner.spawn({
         ...request,
         command: plan.bwrap,
         args: [
@@ -53,7 +75,8 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
           request.command,
           ...request.args,
         ],
-      }),
+      });
+    },
   };
 }
 
