@@ -100,7 +100,7 @@ const SESSION_OPTIONS: OptionNames<SessionOptions> = {
   searchIndex: true,
   sandbox: true,
 };
-const PERMISSION_OPTIONS: OptionNames<PermissionProfile> = { mode: true };
+const PERMISSION_OPTIONS: OptionNames<PermissionProfile> = { mode: true, sandboxedCommands: true };
 const MODES: Readonly<Record<PermissionMode, true>> = {
   default: true,
   acceptEdits: true,
@@ -133,6 +133,16 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
     const mode = permissions.mode;
     if (typeof mode !== "string" || !Object.hasOwn(MODES, mode)) {
       refuseOption(where, "permissions.mode", `one of ${Object.keys(MODES).join(", ")}`, mode);
+    }
+    const commands = permissions.sandboxedCommands;
+    if (commands !== undefined && commands !== "ask" && commands !== "allow") {
+      refuseOption(where, "permissions.sandboxedCommands", '"ask" or "allow"', commands);
+    }
+    if (commands === "allow" && (options.sandbox === undefined || options.sandbox === false)) {
+      throw new TypeError(
+        `${where}: permissions.sandboxedCommands "allow" needs sandbox: without one, the ` +
+          "commands it lets run without asking would run unconfined.",
+      );
     }
   }
   if (skillRoot !== undefined && skillRoot !== null && typeof skillRoot !== "string") {

@@ -472,3 +472,61 @@ test("沙箱 (bash sandbox): a sandbox option of the wrong shape is a TypeError 
     await cleanup();
   }
 });
+
+test(
+  '沙箱 (bash sandbox): with permissions.sandboxedCommands "allow", a command that would ask runs in the sandbox without asking; plan mode still refuses it',
+  { skip: skip ?? false },
+  async () => {
+    const s = await scene();
+    try {
+      const run = async (permissions: Record<string, string>, sandbox: boolean) => {
+        const session = await createSession({
+          workingDirectory: s.work,
+          sandbox,
+          permissions: permissions as never,
+        });
+        let asked = 0;
+        const result = await finalizeToolset({ session }).call({
+          name: "bash",
+          input: { command: "echo made > made.txt" },
+          callId: "allow",
+          approve: () => {
+            asked++;
+            return Promise.resolve(false);
+          },
+        });
+        await session.processes.shutdown();
+        return { asked, result };
+      };
+      const allowed = await run({ mode: "default", sandboxedCommands: "allow" }, true);
+      assert.equal(allowed.asked, 0);
+      assert.equal(allowed.result.ok, true, allowed.result.output);
+      assert.equal(await fs.readFile(join(s.work, "made.txt"), "utf8"), "made\n");
+      await fs.rm(join(s.work, "made.txt"));
+      for (
+        const [permissions, sandbox] of [[{ mode: "default" }, true], [
+          { mode: "default" },
+          false,
+        ]] as const
+      ) {
+        const asking = await run(permissions, sandbox);
+        assert.equal(asking.asked, 1, JSON.stringify({ permissions, sandbox }));
+        assert.equal(asking.result.ok, false);
+      }
+      const plan = await run({ mode: "plan", sandboxedCommands: "allow" }, true);
+      assert.equal(plan.asked, 0);
+      assert.equal(plan.result.ok, false);
+      assert.equal(plan.result.error?.code, "denied");
+      await assert.rejects(fs.stat(join(s.work, "made.txt")), { code: "ENOENT" });
+      await assert.rejects(
+        createSession({
+          workingDirectory: s.work,
+          permissions: { mode: "default", sandboxedCommands: "allow" },
+        }),
+        /sandboxedCommands "allow" needs sandbox/,
+      );
+    } finally {
+      await s.cleanup();
+    }
+  },
+);

@@ -21,6 +21,13 @@ export interface PermissionProfile {
    * are neither advertised nor callable.
    */
   readonly mode: PermissionMode;
+  /**
+   * What a command not proven read-only does when it runs in the session's
+   * OS sandbox: `ask` (default) as without one, or `allow` to run it without
+   * asking. Plan mode still refuses it, and `allow` is refused for a
+   * session without a sandbox.
+   */
+  readonly sandboxedCommands?: "ask" | "allow";
 }
 
 /** The OS sandbox every process of a session runs in (see `createSession`'s `sandbox`). */
