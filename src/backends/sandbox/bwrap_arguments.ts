@@ -20,14 +20,16 @@ export interface SandboxPlan {
 
 /**
  * The bubblewrap arguments (before the command) that run a process in
- * `cwd` under `plan`, with `readOnly` (paths inside the writable
- * directories) made read-only again. Order matters: a later mount covers
- * an earlier one.
+ * `cwd` under `plan`, with the hooks and config of `gitDirectories` (git
+ * directories inside the writable directories) made read-only again, and
+ * each of those git directories mounted on itself: a mount point cannot be
+ * renamed or removed, so a command cannot put another `.git`, with hooks of
+ * its own, in its place. Order matters: a later mount covers an earlier one.
  */
 export function bwrapArguments(
   plan: SandboxPlan,
   cwd: string,
-  readOnly: readonly string[],
+  gitDirectories: readonly string[],
 ): string[] {
   const args = [
     // The whole file system read-only, with fresh /dev, /proc (of the new PID namespace) and /tmp.
@@ -43,7 +45,19 @@ export function bwrapArguments(
   ];
   for (const directory of plan.writable) args.push("--bind", directory, directory);
   // Over the writable binds; `-try`: a path gone since it was looked up is skipped, not an error.
-  for (const path of readOnly) args.push("--ro-bind-try", path, path);
+  for (const git of gitDirectories) {
+    args.push(
+      "--bind",
+      git,
+      git,
+      "--ro-bind-try",
+      `${git}/hooks`,
+      `${git}/hooks`,
+      "--ro-bind-try",
+      `${git}/config`,
+      `${git}/config`,
+    );
+  }
   if (plan.skillRoot !== null) args.push("--ro-bind", plan.skillRoot, plan.skillRoot);
   args.push(
     // Its own PID namespace: when the command's shell ends, the kernel ends every process left.

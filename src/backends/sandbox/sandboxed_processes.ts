@@ -16,26 +16,25 @@ import { bwrapArguments } from "./bwrap_arguments.ts";
 import type { SandboxPlan } from "./bwrap_arguments.ts";
 
 /**
- * The paths inside the writable directories made read-only again: the
- * hooks and config of a repository there (a `.git` directory, or a
- * writable directory that is one), which run code the next time git is used
- * there, outside the sandbox. Looked up at each start, as a command may
- * have made a repository since; a `.git` file (a worktree, a submodule)
- * points to a git directory elsewhere, read-only unless listed writable.
+ * The git directories inside the writable directories (a `.git` directory,
+ * or a writable directory that is one), whose hooks and config run code the
+ * next time git is used there, outside the sandbox. Looked up at each start,
+ * as a command may have made a repository since; a `.git` file (a worktree,
+ * a submodule) points to a git directory elsewhere, read-only unless listed
+ * writable.
  */
-export function protectedPaths(writable: readonly string[]): string[] {
-  const paths: string[] = [];
+export function gitDirectories(writable: readonly string[]): string[] {
+  const found: string[] = [];
   for (const directory of writable) {
-    const gitDirectories = directory.endsWith("/.git") ? [directory] : [];
+    if (directory.endsWith("/.git")) found.push(directory);
     const inside = `${directory === "/" ? "" : directory}/.git`;
     try {
-      if (statSync(inside).isDirectory()) gitDirectories.push(inside);
+      if (statSync(inside).isDirectory()) found.push(inside);
     } catch {
       // No repository here (yet).
     }
-    for (const git of gitDirectories) paths.push(`${git}/hooks`, `${git}/config`);
   }
-  return paths;
+  return found;
 }
 
 /** Whether `path` is a directory now (following links, as bwrap does). */
@@ -71,7 +70,7 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
         ...request,
         command: plan.bwrap,
         args: [
-          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), protectedPaths(plan.writable)),
+          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
           request.command,
           ...request.args,
         ],
