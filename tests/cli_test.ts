@@ -97,7 +97,6 @@ test("CLI: call exits 0 on ok, 1 on a tool error, 2 on a usage error, and errors
           ["mcp", "--http", "0", "--search-index"],
           /^openwork-tools: --search-index is an option of mcp over stdio/,
         ],
-        [["mcp", "--sandbox"], /^openwork-tools: --sandbox is an option of call and tools/],
         [[], /^openwork-tools — .*\n\nUsage:/],
       ] as [string[], RegExp][]
     ) {

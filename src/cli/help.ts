@@ -19,7 +19,7 @@ Options (every command):
   --root DIR          working directory (default: the current directory)
   --skill-root DIR    read-only skill root (e.g. ~/.agents/skills)
   --mode MODE         default | acceptEdits | plan (default: default)
-  --sandbox           run bash in an OS sandbox (call, tools; Linux, bubblewrap)
+  --sandbox           run bash in an OS sandbox (Linux, bubblewrap)
   -h, --help          help for the command
 
 Results go to stdout; errors, questions and notes go to stderr.
@@ -90,7 +90,7 @@ Prints the tool definitions the model sees, as JSON: the toolset's own form
 as a sandboxed call's session has them (bash says what the sandbox enforces).`,
   mcp: `Usage: openwork-tools mcp [--http [HOST:]PORT [--token TOKEN]] [--root DIR] [--mode MODE]
                           [--skill-root DIR] [--approval HOW] [--full-artifacts]
-                          [--search-index]
+                          [--search-index] [--sandbox]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects,
 to clients of revision 2026-07-28 (stateless) and of the 2025 revisions.
@@ -109,6 +109,11 @@ _meta["openwork/root"] (a file:// URI). Over --http every request runs in
 
 --full-artifacts  send file-change artifacts in _meta whole; by default a
                   result carries at most 64 KiB of prior file contents
+
+--sandbox         every bash call of every session runs in an OS sandbox
+                  (Linux, bubblewrap; see 'openwork-tools help call'); the
+                  bash tool's description says what it enforces. Without
+                  bwrap, or where it cannot start, the server does not start
 
 --search-index    keep an index of the working directory, so that grep and
                   glob answer without reading files that cannot match

@@ -225,9 +225,6 @@ export async function main(args: readonly string[]): Promise<number> {
     }
     if (command !== "call" && values.json) throw new UsageError("--json is an option of call");
     if (command !== "call" && values.yes) throw new UsageError("--yes is an option of call");
-    if (command === "mcp" && values.sandbox) {
-      throw new UsageError("--sandbox is an option of call and tools");
-    }
     if (command !== "mcp" && values.approval !== undefined) {
       throw new UsageError("--approval is an option of mcp");
     }
