@@ -31,6 +31,8 @@
 export { createSession } from "./src/session.ts";
 export type { SessionOptions } from "./src/session.ts";
 export { UnsupportedPlatformError } from "./src/runtime/platform.ts";
+export { SandboxUnavailableError } from "./src/runtime/sandbox.ts";
+export type { SandboxOptions, SandboxProblem } from "./src/runtime/sandbox.ts";
 export { finalizeToolset } from "./src/finalize.ts";
 export { undoFileChanges } from "./src/artifacts/undo.ts";
 export type { UndoOutcome, UndoReport } from "./src/artifacts/undo.ts";
@@ -61,6 +63,7 @@ export type {
 export type {
   PermissionMode,
   PermissionProfile,
+  SessionSandbox,
   ToolCallContext,
   ToolSessionContext,
 } from "./src/contract/context.ts";

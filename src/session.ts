@@ -31,6 +31,18 @@ import {
   refuseOption,
 } from "./runtime/options.ts";
 import type { OptionNames } from "./runtime/options.ts";
+import {
+  bwrapMissingError,
+  checkSandboxOption,
+  sandboxPlatformError,
+  sandboxStartError,
+} from "./runtime/sandbox.ts";
+import type { SandboxOptions } from "./runtime/sandbox.ts";
+import { findProgram } from "./runtime/platform.ts";
+import { probeSandbox, sandboxedProcesses } from "./backends/sandbox/sandboxed_processes.ts";
+import { sandboxStatement } from "./backends/sandbox/bwrap_arguments.ts";
+import type { SandboxPlan } from "./backends/sandbox/bwrap_arguments.ts";
+import type { SessionSandbox } from "./contract/context.ts";
 
 /** Options of {@link createSession}. */
 export interface SessionOptions {
@@ -66,6 +78,15 @@ export interface SessionOptions {
    * Close it with `session.searchIndex.close()`.
    */
   readonly searchIndex?: boolean | SearchIndexOptions;
+  /**
+   * Runs every `bash` call in an OS sandbox (Linux only, with bubblewrap;
+   * default off): the working directory (and `writable`) writable, the rest
+   * of the file system read-only, a private /tmp, no network unless
+   * `network: "host"`, and every process of the call ended with it. A
+   * session asked for one never runs a command without it: `createSession`
+   * throws a `SandboxUnavailableError` when it cannot start one.
+   */
+  readonly sandbox?: boolean | SandboxOptions;
 }
 
 const SESSION_OPTIONS: OptionNames<SessionOptions> = {
@@ -77,8 +98,9 @@ const SESSION_OPTIONS: OptionNames<SessionOptions> = {
   processes: true,
   protectedNames: true,
   searchIndex: true,
+  sandbox: true,
 };
-const PERMISSION_OPTIONS: OptionNames<PermissionProfile> = { mode: true };
+const PERMISSION_OPTIONS: OptionNames<PermissionProfile> = { mode: true, sandboxedCommands: true };
 const MODES: Readonly<Record<PermissionMode, true>> = {
   default: true,
   acceptEdits: true,
@@ -99,6 +121,7 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
   const where = "createSession";
   checkOptionBag(where, options, SESSION_OPTIONS);
   const { workingDirectory, permissions, skillRoot, environment, searchIndex } = options;
+  checkSandboxOption(where, options.sandbox);
   if (typeof workingDirectory !== "string") {
     refuseOption(where, "workingDirectory", "a string", workingDirectory);
   }
@@ -110,6 +133,16 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
     const mode = permissions.mode;
     if (typeof mode !== "string" || !Object.hasOwn(MODES, mode)) {
       refuseOption(where, "permissions.mode", `one of ${Object.keys(MODES).join(", ")}`, mode);
+    }
+    const commands = permissions.sandboxedCommands;
+    if (commands !== undefined && commands !== "ask" && commands !== "allow") {
+      refuseOption(where, "permissions.sandboxedCommands", '"ask" or "allow"', commands);
+    }
+    if (commands === "allow" && (options.sandbox === undefined || options.sandbox === false)) {
+      throw new TypeError(
+        `${where}: permissions.sandboxedCommands "allow" needs sandbox: without one, the ` +
+          "commands it lets run without asking would run unconfined.",
+      );
     }
   }
   if (skillRoot !== undefined && skillRoot !== null && typeof skillRoot !== "string") {
@@ -225,6 +258,15 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     const problem = platformProblem(facts);
     if (problem !== null) throw new UnsupportedPlatformError(facts.platform, problem);
   }
+  // A sandbox that cannot be had is refused before anything is made.
+  const sandboxOptions = options.sandbox === true ? {} : options.sandbox || null;
+  let bwrap = "bwrap";
+  if (sandboxOptions !== null) {
+    if (process.platform !== "linux") throw sandboxPlatformError(process.platform);
+    const found = findProgram(environment, "bwrap");
+    if (found === "missing") throw bwrapMissingError(environment.PATH);
+    if (found !== "unknown") bwrap = found.path;
+  }
   const filesystem = options.filesystem ?? defaultFileSystem();
   try {
     await filesystem.ready?.();
@@ -249,14 +291,41 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
   });
   const resolve = (input: string, access: PathAccess, intent: PathIntent) =>
     resolvePath(filesystem, roots, input, access, intent);
+  let processes = options.processes ?? defaultProcessBackend();
+  let sandbox: SessionSandbox | undefined;
+  if (sandboxOptions !== null) {
+    const writable = [workingDirectory];
+    for (const path of sandboxOptions.writable ?? []) {
+      writable.push(await canonicalDirectory(filesystem, path, "sandbox.writable"));
+    }
+    const plan: SandboxPlan = {
+      bwrap,
+      writable,
+      skillRoot,
+      network: sandboxOptions.network ?? "none",
+    };
+    processes = sandboxedProcesses(processes, plan);
+    const problem = await probeSandbox(
+      processes,
+      await resolve(".", "read", "must_exist"),
+      environment,
+    );
+    if (problem !== null) throw sandboxStartError(problem);
+    sandbox = Object.freeze({
+      network: plan.network,
+      writable: Object.freeze(writable),
+      statement: sandboxStatement(plan),
+    });
+  }
   const session = {
     workingDirectory,
     skillRoot,
     permissions: Object.freeze({ ...(options.permissions ?? { mode: "default" }) }),
     environment,
     filesystem,
-    processes: options.processes ?? defaultProcessBackend(),
+    processes,
     resolvePath: resolve,
+    ...(sandbox === undefined ? {} : { sandbox }),
   };
   if (options.searchIndex === undefined || options.searchIndex === false) {
     return Object.freeze(session);

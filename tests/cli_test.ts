@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { FORGED_CARD, FORGED_CARD_SHOWN, sh, tempDir, underDeno } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
 
@@ -491,3 +493,33 @@ test("CLI: at a terminal, an ask is a y/N question; Ctrl-C at the question cance
     await dir.cleanup();
   }
 });
+
+test(
+  "CLI: call --sandbox runs bash in the sandbox (a write outside the working directory fails with EROFS, exit status the command's)",
+  { skip: (await sh("command -v bwrap || true")).trim() === "" && "bwrap is not installed" },
+  async () => {
+    const dir = await tempDir();
+    const outside = join(homedir(), `owt-sbx-${crypto.randomUUID()}`);
+    try {
+      const run = await runCli(
+        [
+          "call",
+          "bash",
+          JSON.stringify({ command: `echo in > in.txt && echo out > ${outside}` }),
+          "--sandbox",
+          "--yes",
+        ],
+        dir.path,
+      );
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, /Read-only file system/);
+      assert.equal(await readFile(join(dir.path, "in.txt"), "utf8"), "in\n");
+      await assert.rejects(readFile(outside), { code: "ENOENT" });
+      const tools = await runCli(["tools", "--sandbox"], dir.path);
+      assert.equal(tools.code, 0, tools.stderr);
+      assert.match(tools.stdout, /every command runs in an OS sandbox \(bubblewrap\)/);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);

@@ -7,12 +7,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createSession, finalizeToolset } from "../mod.ts";
-import { symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
+import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 import { denoEntry } from "./deno_host.ts";
 
 /** A byte stream of the child, as much of Deno's `ReadableStream` as is used. */
@@ -220,6 +221,40 @@ test(
       const grep = await toolset.call({ name: "grep", input: { pattern: "needle" }, callId: "r" });
       assert.ok(grep.ok, grep.output);
       assert.deepEqual([...grep.data!.files!].sort(), seen.grep);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "Deno host under the documented flags with sandbox: bash runs in bubblewrap (a write outside the working directory fails with EROFS)",
+  {
+    skip: skip ||
+      ((await sh("command -v bwrap || true")).trim() === "" && "bwrap is not installed"),
+  },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const { root, home } = await repositoryAndHome(dir.path);
+      const env = await hostEnvironment(home);
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        environment: env,
+        sandbox: true,
+      });
+      assert.ok(flags.includes("--allow-run=bash,bwrap"), flags.join(" "));
+      // Outside the working directory, on the read-only root: the user's home (/tmp is private inside).
+      const outside = join(homedir(), `owt-sbx-${crypto.randomUUID()}`);
+      const seen = lastLine<{ error?: string; exit_code: number; stdout: string; stderr: string }>(
+        await runDeno(["run", "--quiet", ...flags, fixture("sandbox_host.ts"), root, outside], {
+          env,
+        }),
+      );
+      assert.equal(seen.error, undefined);
+      assert.equal(seen.stdout, "inside\n");
+      assert.match(seen.stderr, /Read-only file system/);
+      await assert.rejects(stat(outside), { code: "ENOENT" });
     } finally {
       await dir.cleanup();
     }

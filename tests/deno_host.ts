@@ -12,6 +12,7 @@ export interface DenoEntry {
     skillRoot?: string | null;
     descriptorLink?: string;
     environment?: Readonly<Record<string, string>>;
+    sandbox?: boolean;
   }): string[];
   createDenoFileSystem(options?: DiskFileSystemOptions): unknown;
 }

@@ -430,3 +430,33 @@ test("MCP: mcp --search-index answers greps and globs as the walk does, sees an 
     await dir.cleanup();
   }
 });
+
+test("MCP: mcp --sandbox runs each bash call in the sandbox and says so in the bash tool's description", async (t) => {
+  const probe = await sh(
+    "command -v bwrap >/dev/null && bwrap --ro-bind / / true && echo ok || true",
+  );
+  if (probe.trim() !== "ok") {
+    t.skip("bubblewrap cannot run here");
+    return;
+  }
+  const dir = await tempDir();
+  const outside = await tempDir();
+  const client = await connect(dir.path, "default", true, ["--sandbox"]);
+  try {
+    const { tools } = await client.listTools();
+    const bash = tools.find((tool: { name: string }) => tool.name === "bash")!;
+    assert.match(bash.description ?? "", /OS sandbox \(bubblewrap\)/);
+    const inside = await client.callTool({
+      name: "bash",
+      arguments: { command: `echo kept > inside.txt; echo pwned > ${outside.path}/outside.txt` },
+    });
+    // The sandbox's /tmp is its own: the host's directory there is not reached.
+    assert.match(text(inside), /outside\.txt: No such file or directory/);
+    assert.equal(await readFile(`${dir.path}/inside.txt`, "utf8"), "kept\n");
+    await assert.rejects(readFile(`${outside.path}/outside.txt`, "utf8"));
+  } finally {
+    await client.close();
+    await dir.cleanup();
+    await outside.cleanup();
+  }
+});

@@ -119,6 +119,36 @@ test("search worker option: a module URL the host gives runs the searches past t
   });
 });
 
+test("search worker option: a listing starts no search worker; it walks on the calling thread, and goes to the workers once a search or the host started them", async () => {
+  await withFiles(async (root, layout) => {
+    // A pool of its own, as in the test above.
+    const url = new URL(
+      "?listing",
+      moduleBeside(import.meta.url, "../src/backends/node/search_worker"),
+    );
+    const pool = sharedPool(url);
+    const workers = countJobs(pool);
+    try {
+      const disk = createNodeFileSystem({ searchWorker: url });
+      const memory = createMemoryFileSystem();
+      memory.mkdirp("/repo");
+      for (const [path, text] of Object.entries(layout)) memory.writeFile(`/repo/${path}`, text);
+      const [here, plain] = [await toolsetOn(root, disk), await toolsetOn("/repo", memory)];
+      const glob = (toolset: FinalizedToolset) =>
+        toolset.call({ name: "glob", input: { pattern: "**" }, callId: "glob" });
+      assert.deepEqual((await glob(here)).data, (await glob(plain)).data);
+      assert.equal(pool.available, false, "no worker started");
+      assert.equal(workers.jobs, 0);
+      disk.prepareSearch?.();
+      await pool.whenReady();
+      assert.deepEqual((await glob(here)).data, (await glob(plain)).data);
+      assert.equal(workers.jobs, 1, "the listing went to the workers");
+    } finally {
+      workers.restore();
+    }
+  });
+});
+
 test("combined signal: aborts with the first source's reason, and not after it is released", () => {
   const [a, b] = [new AbortController(), new AbortController()];
   const first = anySignal([a.signal, b.signal]);

@@ -19,6 +19,7 @@ Options (every command):
   --root DIR          working directory (default: the current directory)
   --skill-root DIR    read-only skill root (e.g. ~/.agents/skills)
   --mode MODE         default | acceptEdits | plan (default: default)
+  --sandbox           run bash in an OS sandbox (Linux, bubblewrap)
   -h, --help          help for the command
 
 Results go to stdout; errors, questions and notes go to stderr.
@@ -35,7 +36,7 @@ Exit status:
 /** Each command's help: `openwork-tools help COMMAND` and `openwork-tools COMMAND --help`. */
 export const HELP: Readonly<Record<string, string>> = {
   call: `Usage: openwork-tools call NAME JSON|- [--json] [--yes] [--root DIR] [--mode MODE]
-                           [--skill-root DIR]
+                           [--skill-root DIR] [--sandbox]
 
 Runs one tool call in the working directory. JSON is the tool's input; '-'
 reads it from standard input.
@@ -53,6 +54,12 @@ Approval:
   every such call without asking. Without --yes and without a terminal to ask
   on (or with the JSON from standard input), the call is refused. What the
   policy denies stays denied; --mode plan refuses every change.
+
+Sandbox:
+  --sandbox runs bash in an OS sandbox (Linux, bubblewrap): writes only to the
+  working directory and a private /tmp, no network, every process it started
+  ended with the call. Without bwrap, or where it cannot start, the call is
+  refused (exit 2) and nothing runs. Deno needs --allow-run=bash,bwrap.
 
 Ctrl-C cancels the call: the processes it started are ended, then the command
 exits with 130 (SIGTERM: 143, SIGHUP: 129).
@@ -76,13 +83,14 @@ Examples:
   echo '{"path":"README.md","limit":20}' | openwork-tools call read -
   openwork-tools call bash '{"command":"make test"}' --yes
   openwork-tools call edit '{"path":"a.ts","old_text":"x","new_text":"y"}' --json --yes`,
-  tools: `Usage: openwork-tools tools [--format json|openai|anthropic] [--mode MODE]
+  tools: `Usage: openwork-tools tools [--format json|openai|anthropic] [--mode MODE] [--sandbox]
 
 Prints the tool definitions the model sees, as JSON: the toolset's own form
-(json, the default) or the OpenAI / Anthropic tool formats.`,
+(json, the default) or the OpenAI / Anthropic tool formats. With --sandbox,
+as a sandboxed call's session has them (bash says what the sandbox enforces).`,
   mcp: `Usage: openwork-tools mcp [--http [HOST:]PORT [--token TOKEN]] [--root DIR] [--mode MODE]
                           [--skill-root DIR] [--approval HOW] [--full-artifacts]
-                          [--search-index]
+                          [--search-index] [--sandbox]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects,
 to clients of revision 2026-07-28 (stateless) and of the 2025 revisions.
@@ -101,6 +109,11 @@ _meta["openwork/root"] (a file:// URI). Over --http every request runs in
 
 --full-artifacts  send file-change artifacts in _meta whole; by default a
                   result carries at most 64 KiB of prior file contents
+
+--sandbox         every bash call of every session runs in an OS sandbox
+                  (Linux, bubblewrap; see 'openwork-tools help call'); the
+                  bash tool's description says what it enforces. Without
+                  bwrap, or where it cannot start, the server does not start
 
 --search-index    keep an index of the working directory, so that grep and
                   glob answer without reading files that cannot match

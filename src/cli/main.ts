@@ -21,7 +21,13 @@ class UsageError extends Error {}
 const MODES: readonly PermissionMode[] = ["default", "acceptEdits", "plan"];
 
 async function toolsetFor(
-  values: { root?: string; "skill-root"?: string; mode?: string; "search-index"?: boolean },
+  values: {
+    root?: string;
+    "skill-root"?: string;
+    mode?: string;
+    "search-index"?: boolean;
+    sandbox?: boolean;
+  },
 ): Promise<FinalizedToolset> {
   const mode = (values.mode ?? "default") as PermissionMode;
   if (!MODES.includes(mode)) {
@@ -36,6 +42,7 @@ async function toolsetFor(
       permissions: { mode },
       skillRoot: values["skill-root"] ?? null,
       searchIndex: values["search-index"] === true,
+      ...(values.sandbox === true ? { sandbox: true } : {}),
     });
     return finalizeToolset({ session });
   } catch (error) {
@@ -65,7 +72,14 @@ async function readStdin(): Promise<string> {
 /** `call NAME JSON|-`: parses the input, then runs the call. */
 async function runCall(
   positionals: string[],
-  values: { root?: string; "skill-root"?: string; mode?: string; json?: boolean; yes?: boolean },
+  values: {
+    root?: string;
+    "skill-root"?: string;
+    mode?: string;
+    json?: boolean;
+    yes?: boolean;
+    sandbox?: boolean;
+  },
 ): Promise<number> {
   const [name, json, ...extra] = positionals;
   if (name === undefined || json === undefined || extra.length > 0) {
@@ -185,6 +199,7 @@ export async function main(args: readonly string[]): Promise<number> {
           http: { type: "string" },
           token: { type: "string" },
           "search-index": { type: "boolean" },
+          sandbox: { type: "boolean" },
         },
       });
     } catch (error) {

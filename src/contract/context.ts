@@ -21,6 +21,23 @@ export interface PermissionProfile {
    * are neither advertised nor callable.
    */
   readonly mode: PermissionMode;
+  /**
+   * What a command not proven read-only does when it runs in the session's
+   * OS sandbox: `ask` (default) as without one, or `allow` to run it without
+   * asking. Plan mode still refuses it, and `allow` is refused for a
+   * session without a sandbox.
+   */
+  readonly sandboxedCommands?: "ask" | "allow";
+}
+
+/** The OS sandbox every process of a session runs in (see `createSession`'s `sandbox`). */
+export interface SessionSandbox {
+  /** `none`: no network but its own loopback; `host`: the host's network. */
+  readonly network: "none" | "host";
+  /** The writable directories, the working directory first (besides a private /tmp). */
+  readonly writable: readonly string[];
+  /** What it enforces, in one paragraph: added to the description of tools that run commands. */
+  readonly statement: string;
 }
 
 /**
@@ -42,6 +59,8 @@ export interface ToolSessionContext {
   readonly processes: ProcessBackend;
   /** The one entry to a {@link CheckedPath}: see the resolver's rules. */
   resolvePath(input: string, access: PathAccess, intent: PathIntent): Promise<CheckedPath>;
+  /** The OS sandbox its processes run in, when it has one. */
+  readonly sandbox?: SessionSandbox;
   /** The search index of the working directory, when the session has one. */
   readonly searchIndex?: SearchIndexHandle;
 }

@@ -48,6 +48,8 @@ export type ToolEffect =
     readonly command: string;
     /** What the classifier proved of it. */
     readonly classification: CommandClassification;
+    /** Present when the command runs in the session's OS sandbox (see `createSession`'s `sandbox`). */
+    readonly sandboxed?: true;
   };
 
 /**

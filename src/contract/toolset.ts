@@ -333,7 +333,10 @@ export function buildToolset<Tools extends AnyTool>(
   const dispatch = new Map(selected.map((tool) => [tool.name, tool]));
   const definitions = deepFreeze(selected.map((tool): ToolDefinition => ({
     name: tool.name,
-    description: tool.description,
+    // A tool that runs commands says what the session's sandbox enforces on them.
+    description: tool.risk === "execute" && session.sandbox !== undefined
+      ? `${tool.description} ${session.sandbox.statement}`
+      : tool.description,
     inputSchema: tool.inputSchema,
     title: tool.title ?? tool.name,
     annotations: annotationsFor(tool.title ?? tool.name, tool.risk),

@@ -25,6 +25,10 @@ function decideOne(profile: PermissionProfile, effect: ToolEffect): PolicyDecisi
         return { decision: "allow", source: "bash.read_only_whitelist" };
       }
       if (profile.mode === "plan") return { decision: "deny", source: "plan.read_only" };
+      // Only where the effect says the command is confined, whatever the profile claims.
+      if (effect.sandboxed === true && profile.sandboxedCommands === "allow") {
+        return { decision: "allow", source: "sandbox.commands_allowed" };
+      }
       if (profile.mode === "acceptEdits" && effect.classification.fileSystemGate) {
         return { decision: "allow", source: "accept_edits.file_system_gate" };
       }

@@ -76,29 +76,43 @@ function searchPath(environment: Readonly<Record<string, string>>): string[] {
   return (environment.PATH ?? "/usr/bin:/bin").split(":");
 }
 
-/** Whether `bash` is an executable in one of the absolute directories of `PATH`. */
-function findBash(environment: Readonly<Record<string, string>>): PlatformFacts["bash"] {
+/**
+ * Where `name` is on `PATH`: its path when it is an executable in one of
+ * the absolute directories, `unknown` when a directory could not be read
+ * (or is relative), else `missing`.
+ */
+export function findProgram(
+  environment: Readonly<Record<string, string>>,
+  name: string,
+): { readonly path: string } | "missing" | "unknown" {
   let unreadable = false;
   for (const directory of searchPath(environment)) {
     if (!directory.startsWith("/")) {
       unreadable = true; // a relative entry depends on the directory a process starts in
       continue;
     }
-    const state = permissionState({ name: "read", path: posix.join(directory, "bash") });
+    const path = posix.join(directory, name);
+    const state = permissionState({ name: "read", path });
     if (state !== null && state !== "granted") {
       unreadable = true; // Deno refuses to look there, or would ask on a terminal
       continue;
     }
     try {
       // A regular file with an execute bit (`access` would need Deno's --allow-sys for the uid).
-      const info = statSync(posix.join(directory, "bash"));
-      if (info.isFile() && (info.mode & 0o111) !== 0) return "found";
+      const info = statSync(path);
+      if (info.isFile() && (info.mode & 0o111) !== 0) return { path };
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EACCES") unreadable = true;
     }
   }
   return unreadable ? "unknown" : "missing";
+}
+
+/** Whether `bash` is an executable in one of the absolute directories of `PATH`. */
+function findBash(environment: Readonly<Record<string, string>>): PlatformFacts["bash"] {
+  const found = findProgram(environment, "bash");
+  return typeof found === "object" ? "found" : found;
 }
 
 /**

@@ -217,6 +217,7 @@ export const bashTool: Tool<BashInput, BashOutput, "bash"> = defineTool<
       kind: "execute",
       command: input.command,
       classification: await classifyCommand(input.command, session, { signal }),
+      ...(session.sandbox === undefined ? {} : { sandboxed: true as const }),
     }];
   },
   async execute(input, session, call) {

@@ -19,6 +19,8 @@ export interface DenoFlagOptions {
   readonly skillRoot?: string | null;
   /** The shell `bash` runs (default `bash`). */
   readonly shell?: string;
+  /** Whether the session is created with `sandbox`: the flags then let it run `bwrap` too. */
+  readonly sandbox?: boolean;
   /**
    * Where the file backend's symbolic link to `/proc/self/fd` is (default
    * `/tmp/openwork-tools-fd-<uid>`, with this process's user id). Give the
@@ -120,7 +122,9 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
     `--allow-read=${flagList("read", readable)}`,
     `--allow-write=${flagList("write", writable)}`,
     `--allow-env=${HOST_VARIABLES.join(",")}`,
-    `--allow-run=${flagList("run", [options.shell ?? "bash"])}`,
+    `--allow-run=${
+      flagList("run", [options.shell ?? "bash", ...(options.sandbox ? ["bwrap"] : [])])
+    }`,
     "--allow-sys=uid",
     "--no-prompt",
   ];

@@ -41,8 +41,6 @@ interface Slot {
   readonly whenLoaded: Promise<void>;
   /** Resolves when the worker has loaded its module or failed. */
   readonly whenSettled: Promise<void>;
-  /** Whether the worker has walked a unit to its end: its walking code is compiled. */
-  walked: boolean;
 }
 
 const MAX_WORKERS = 2;
@@ -110,7 +108,6 @@ export class SearchPool {
       loaded: false,
       whenLoaded,
       whenSettled,
-      walked: false,
     };
     worker.on("message", (answer: UnitAnswer | SegmentAnswer | FilesAnswer | WorkerReady) => {
       if ("ready" in answer) {
@@ -165,15 +162,6 @@ export class SearchPool {
    */
   get ready(): boolean {
     return this.#slots.some((slot) => slot.loaded && slot.broken === null);
-  }
-
-  /**
-   * Whether a worker of the pool is {@link ready} and has walked a unit
-   * before: its walking code compiled, it walks faster than a thread that
-   * has walked once already; a worker walking for the first time, slower.
-   */
-  get practised(): boolean {
-    return this.#slots.some((slot) => slot.walked && slot.loaded && slot.broken === null);
   }
 
   /** Whether a worker of the pool is started and has not failed: it is ready, or will be. */
@@ -308,7 +296,6 @@ export class SearchPool {
         const items = displays.map((display, i) => make(display, results?.[i] ?? null));
         order.add(answer.unit, displays, items, answer.frontier, answer.done);
         if (answer.done) {
-          slot.walked = true;
           running.set(slot, running.get(slot)! - 1);
           free(slot);
         }

@@ -95,12 +95,9 @@ async function scanInWorker(
 
 /**
  * When a tree job begun on the calling thread goes on in the workers: once
- * one is ready (`"ready"`: a search, which reads files in both workers at
- * once), once one is ready and has walked before (`"practised"`: a listing,
- * which a worker walking for the first time walks more slowly than this
- * thread), or never (the workers could not run it).
+ * one is ready (`"ready"`), or never (the workers could not run it).
  */
-type HandOff = "ready" | "practised" | "never";
+type HandOff = "ready" | "never";
 
 /**
  * Walks `steps` on the calling thread, yielding its results in walk order
@@ -129,7 +126,7 @@ async function* walkHere<T>(
     }
     if (state === "stopped") signal.throwIfAborted();
     if (state === "done" || state === "stopped") return true;
-    if (handOff === "ready" ? pool.ready : handOff === "practised" && pool.practised) return false;
+    if (handOff === "ready" && pool.ready) return false;
     if (state === "left") {
       await pool.settled();
       if (pool.ready) return false;
@@ -165,7 +162,6 @@ export function workerSearches(
     start: CheckedPath,
     walk: TreeWalk,
     select: TreeSelect,
-    handOff: HandOff,
     fromPool: (
       start: TreeStart,
       limit: number,
@@ -200,9 +196,9 @@ export function workerSearches(
     const stops: (() => void)[] = [];
     try {
       let steps: UnitSteps | null = null;
-      if (handOff === "ready" ? !pool.ready : !pool.practised) {
+      if (!pool.ready) {
         steps = here(undefined);
-        if (yield* walkHere(steps, pool, handOff, signal, make)) return;
+        if (yield* walkHere(steps, pool, "ready", signal, make)) return;
       }
       const rest = fromPool(begun, limit - (steps?.found ?? 0), steps?.through);
       if (yield* fromWorkers(rest, signal)) return;
@@ -235,7 +231,6 @@ export function workerSearches(
           start,
           walk,
           { search: request, files: glob },
-          "ready",
           (begun, limit, after) => pool.searchTree(begun, { ...search, limit }, after, signal),
           (display, result) => ({ display, result: result! }),
           signal,
@@ -259,15 +254,14 @@ export function workerSearches(
         yield* globHere(await ThreadWalk.start(filesystem, start, glob.ignore, signal), glob);
         return;
       }
-      // A listing starts no worker: one that starts holds this thread up (under Deno, about as
-      // long as listing a few thousand entries), and walks its first units more slowly than this
-      // thread. It goes to the workers that a search started, once they have walked.
+      // A listing starts no worker: starting one holds this thread up (under Deno, about as long
+      // as listing a few thousand entries, measured: 45-60 ms), and a listing is cheap per entry.
+      // It goes to the workers that a search or the host (prepareSearch) started, once ready.
       const { pattern, ...walk } = glob;
       yield* tree<string>(
         start,
         walk,
         { matching: pattern },
-        "practised",
         (begun, limit, after) => pool.globTree(begun, { ...glob, limit }, after, signal),
         (display) => display,
         signal,

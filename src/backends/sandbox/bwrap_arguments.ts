@@ -1,0 +1,98 @@
+/**
+ * What a sandboxed call is confined to, and the bubblewrap command line that
+ * confines it: a pure function of the resolved policy, so the mounts can be
+ * read (and tested) apart from any process.
+ *
+ * @module
+ */
+
+/** The resolved sandbox of a session: canonical paths, nothing left to look up. */
+export interface SandboxPlan {
+  /** The bubblewrap program: an absolute path, or `bwrap` when the `PATH` could not be read. */
+  readonly bwrap: string;
+  /** The writable directories, the working directory first; canonical. */
+  readonly writable: readonly string[];
+  /** The skill root, bound read-only, or `null`. */
+  readonly skillRoot: string | null;
+  /** `none`: a network namespace of its own (loopback only); `host`: the host's network. */
+  readonly network: "none" | "host";
+}
+
+/**
+ * The bubblewrap arguments (before the command) that run a process in
+ * `cwd` under `plan`, with the hooks and config of `gitDirectories` (git
+ * directories inside the writable directories) made read-only again, and
+ * each of those git directories mounted on itself: a mount point cannot be
+ * renamed or removed, so a command cannot put another `.git`, with hooks of
+ * its own, in its place. Order matters: a later mount covers an earlier one.
+ */
+export function bwrapArguments(
+  plan: SandboxPlan,
+  cwd: string,
+  gitDirectories: readonly string[],
+): string[] {
+  const args = [
+    // The whole file system read-only, with fresh /dev, /proc (of the new PID namespace) and /tmp.
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+  ];
+  for (const directory of plan.writable) args.push("--bind", directory, directory);
+  // Over the writable binds; `-try`: a path gone since it was looked up is skipped, not an error.
+  for (const git of gitDirectories) {
+    args.push(
+      "--bind",
+      git,
+      git,
+      "--ro-bind-try",
+      `${git}/hooks`,
+      `${git}/hooks`,
+      "--ro-bind-try",
+      `${git}/config`,
+      `${git}/config`,
+    );
+  }
+  if (plan.skillRoot !== null) args.push("--ro-bind", plan.skillRoot, plan.skillRoot);
+  args.push(
+    // Its own PID namespace: when the command's shell ends, the kernel ends every process left.
+    "--unshare-pid",
+    "--unshare-ipc",
+    ...(plan.network === "none" ? ["--unshare-net"] : []),
+    // When bwrap itself is ended (the process group's SIGTERM/SIGKILL), the namespace goes too.
+    "--die-with-parent",
+    // A new terminal session: no TIOCSTI into the host's terminal.
+    "--new-session",
+    // Run as root, bwrap would otherwise keep every capability (and could remount / writable).
+    "--cap-drop",
+    "ALL",
+    "--chdir",
+    cwd,
+    "--",
+  );
+  return args;
+}
+
+/**
+ * What the sandbox enforces, in one paragraph for the description of a tool
+ * that runs commands.
+ */
+export function sandboxStatement(plan: SandboxPlan): string {
+  const [working, ...extras] = plan.writable;
+  const where = extras.length === 0
+    ? `the working directory (${working})`
+    : `the working directory (${working}) and ${extras.join(", ")}`;
+  return "In this session every command runs in an OS sandbox (bubblewrap): writes are confined " +
+    `to ${where} and a private /tmp; the rest of the file system, the skill root, and the ` +
+    "repository's .git/hooks and .git/config are read-only (a write there fails with " +
+    "'Read-only file system'); " +
+    (plan.network === "none"
+      ? "there is no network (loopback only, nothing of the host's); "
+      : "the host's network is reachable; ") +
+    "every process the command starts, detached or not, ends when the call ends.";
+}

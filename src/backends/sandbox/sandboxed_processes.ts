@@ -1,0 +1,125 @@
+/**
+ * A {@link ProcessBackend} whose every process starts inside bubblewrap: it
+ * rewrites each request into `bwrap <mounts> -- <command>` and hands it to
+ * the backend below, which keeps its process group, its output pipes and
+ * its one termination path (bwrap is the group leader). There is no path
+ * around it: the wrapped backend is not reachable from the session.
+ *
+ * @module
+ */
+import { statSync } from "node:fs";
+import { ToolError } from "../../errors.ts";
+import type { ProcessBackend, ProcessOutput } from "../process.ts";
+import type { CheckedPath } from "../../path/checked_path.ts";
+import { unwrapCheckedPath } from "../../path/checked_path.ts";
+import { bwrapArguments } from "./bwrap_arguments.ts";
+import type { SandboxPlan } from "./bwrap_arguments.ts";
+
+/**
+ * The git directories inside the writable directories (a `.git` directory,
+ * or a writable directory that is one), whose hooks and config run code the
+ * next time git is used there, outside the sandbox. Looked up at each start,
+ * as a command may have made a repository since; a `.git` file (a worktree,
+ * a submodule) points to a git directory elsewhere, read-only unless listed
+ * writable.
+ */
+export function gitDirectories(writable: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const directory of writable) {
+    if (directory.endsWith("/.git")) found.push(directory);
+    const inside = `${directory === "/" ? "" : directory}/.git`;
+    try {
+      if (statSync(inside).isDirectory()) found.push(inside);
+    } catch {
+      // No repository here (yet).
+    }
+  }
+  return found;
+}
+
+/** Whether `path` is a directory now (following links, as bwrap does). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Wraps `inner` so that every process it starts runs in the sandbox of `plan`. */
+export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): ProcessBackend {
+  return {
+    get owned() {
+      return inner.owned;
+    },
+    shutdown: () => inner.shutdown(),
+    spawn: (request) => {
+      // bwrap would refuse to start too, with a message of its own in the command's stderr.
+      const gone = [...plan.writable, ...(plan.skillRoot === null ? [] : [plan.skillRoot])]
+        .find((directory) => !isDirectory(directory));
+      if (gone !== undefined) {
+        return Promise.reject(
+          new ToolError(
+            "spawn_failed",
+            `The sandbox cannot start: ${gone}, which it mounts, is no longer a directory. ` +
+              "Make it again, or create a new session.",
+          ),
+        );
+      }
+      return inner.spawn({
+        ...request,
+        command: plan.bwrap,
+        args: [
+          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
+          request.command,
+          ...request.args,
+        ],
+      });
+    },
+  };
+}
+
+/** Reads a pipe to its end, keeping at most `limit` bytes of it as text. */
+async function text(pipe: ProcessOutput, limit = 4096): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  await pipe.forEach((chunk) => {
+    if (kept >= limit) return;
+    const part = chunk.slice(0, limit - kept);
+    chunks.push(part);
+    kept += part.length;
+  }).catch(() => {});
+  const all = new Uint8Array(kept);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder().decode(all).trim();
+}
+
+/**
+ * Runs `true` once in the sandbox; resolves `null` when it ran, or else what
+ * went wrong (bwrap's own message when it gave one).
+ */
+export async function probeSandbox(
+  processes: ProcessBackend,
+  cwd: CheckedPath,
+  environment: Readonly<Record<string, string>>,
+): Promise<string | null> {
+  let handle;
+  try {
+    handle = await processes.spawn({ command: "true", args: [], cwd, env: environment });
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  const [exit, , stderr] = await Promise.all([
+    handle.exited,
+    text(handle.stdout),
+    text(handle.stderr),
+  ]);
+  await handle.terminate().catch(() => false);
+  if (exit.code === 0) return null;
+  const how = exit.code === null ? `was ended by ${exit.signal}` : `exited with ${exit.code}`;
+  return stderr === "" ? `bwrap ${how}` : stderr;
+}
