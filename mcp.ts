@@ -2,12 +2,14 @@
  * The MCP server of openwork-tools, for hosts that embed it: a finalized
  * toolset served over the Model Context Protocol, on stdio (with a transport
  * that answers every malformed or oversized line and keeps serving) or over
- * Streamable HTTP. Both transports, and the protocol engine of the 2025
- * revisions ({@link McpServer}), are the package's own; {@link serveStdio}
- * and {@link serveHttp} also serve revision 2026-07-28 (stateless), with the
- * official server package, `@modelcontextprotocol/server`, loaded once such
- * a request arrives. {@link createMcpServer} returns an {@link McpServer} (not the SDK's
- * `Server`) with `connect(transport)`, `close()`, `toolsets()`,
+ * Streamable HTTP. Both transports, and the checks in front of the protocol
+ * (a message nested deeper than {@link MAX_JSON_DEPTH} levels is refused),
+ * are the package's own; {@link serveStdio} and {@link serveHttp} serve the
+ * 2025 revisions and revision 2026-07-28 with the official server package,
+ * `@modelcontextprotocol/server`, loaded when they start serving.
+ * {@link createMcpServer} returns an {@link McpServer}, the package's
+ * embeddable protocol engine of the 2025 revisions (not the SDK's `Server`),
+ * with `connect(transport)`, `close()`, `toolsets()`,
  * `getClientCapabilities()`, `sendLoggingMessage()` and `onclose`/`onerror`;
  * any object with the {@link McpTransport} members can be connected,
  * the SDK's server transports included.
@@ -52,6 +54,7 @@ export type {
 export { LOGGING_LEVELS } from "./src/mcp/requests.ts";
 export type { LoggingLevel } from "./src/mcp/requests.ts";
 export type { JsonRpcMessage } from "./src/mcp/jsonrpc.ts";
+export { MAX_JSON_DEPTH } from "./src/mcp/json_depth.ts";
 export { MAX_LINE_BYTES, StdioTransport } from "./src/mcp/stdio_transport.ts";
 export type {
   ByteSink,

@@ -313,7 +313,7 @@ test("MCP 2026-07-28 over stdio: approval modes: elicit refuses a client without
   }
 });
 
-test("MCP 2026-07-28 over HTTP: JSON nested 1,000,000 deep in arguments or in the envelope is answered, and the server keeps serving", async () => {
+test("MCP 2026-07-28 over HTTP: JSON nested 1,000,000 deep in arguments or in the envelope gets -32600 naming the bound of 64 levels, and the server keeps serving", async () => {
   const dir = await tempDir();
   const served = await serveHttp(
     async () => finalizeToolset({ session: await createSession({ workingDirectory: dir.path }) }),
@@ -341,7 +341,7 @@ test("MCP 2026-07-28 over HTTP: JSON nested 1,000,000 deep in arguments or in th
     return await response.json() as {
       id?: unknown;
       result?: { isError?: boolean; tools?: unknown[] };
-      error?: { code: number };
+      error?: { code: number; message: string };
     };
   };
   try {
@@ -350,14 +350,23 @@ test("MCP 2026-07-28 over HTTP: JSON nested 1,000,000 deep in arguments or in th
       arguments: { path: "N" },
       _meta: envelope({}),
     });
-    assert.equal(argument.result?.isError, true, JSON.stringify(argument).slice(0, 300));
     const capabilities = await post(2, "tools/call", {
       name: "read",
       arguments: { path: "x.txt" },
       _meta: envelope({ experimental: { deep: { value: "N" } } }),
     });
-    assert.equal(capabilities.id, 2);
-    assert.equal(typeof capabilities.error?.code, "number", JSON.stringify(capabilities));
+    for (const [id, answer] of [[1, argument], [2, capabilities]] as const) {
+      assert.deepEqual([answer.id, answer.error?.code], [id, -32600], JSON.stringify(answer));
+      assert.match(answer.error!.message, /nested deeper than 64 levels/);
+    }
+    const odd = await post(4, "tools/call", {
+      name: "read",
+      arguments: { path: "x.txt" },
+      _meta: envelope({ experimental: 7 }),
+    });
+    // A capability that does not fit its schema is the client's error, named.
+    assert.deepEqual([odd.id, odd.error?.code], [4, -32602], JSON.stringify(odd));
+    assert.match(odd.error!.message, /clientCapabilities\.experimental/);
     const listed = await post(3, "tools/list", { _meta: envelope({}) });
     assert.equal(listed.result?.tools?.length, ALL_TOOLS.length);
   } finally {

@@ -338,29 +338,50 @@ test("MCP over HTTP: a body over 4 MiB gets 413, a body that is not JSON 400 wit
   });
 });
 
-test("MCP over HTTP: JSON nested 100,000 deep is answered with the status its envelope earns, and the server keeps serving", async () => {
+test("MCP over HTTP: a message nested deeper than 64 levels, 100,000 deep, gets 400 and -32600 naming the bound, an initialize makes no session, and the server keeps serving", async () => {
   const deep = "[".repeat(100_000) + "]".repeat(100_000);
   await withServer(async (served) => {
     const json = { accept: "application/json", "content-type": "application/json" };
     const init = JSON.stringify(initialize({ experimental: { nested: "N" } })).replace('"N"', deep);
     const started = await send(served, "POST", init, json);
-    assert.equal(started.status, 200);
-    const reply = await started.json() as { result: { protocolVersion: string } };
-    assert.equal(reply.result.protocolVersion, VERSION);
+    assert.equal(started.headers.get("mcp-session-id"), null, "no session");
+    const refusal = await started.json() as {
+      id: unknown;
+      error: { code: number; message: string };
+    };
+    assert.deepEqual([started.status, refusal.id, refusal.error.code], [400, "init", -32600]);
+    assert.match(refusal.error.message, /nested deeper than 64 levels/);
     const headers = await session(served);
-    const answer = await send(
-      served,
-      "POST",
-      `{"jsonrpc":"2.0","id":null,"result":${deep}}`,
-      headers,
-    );
-    assert.equal(answer.status, 202);
-    await answer.body?.cancel();
-    const [version, versionText] = await status(
-      send(served, "POST", `{"jsonrpc":${deep},"id":"v","method":"ping"}`, headers),
-    );
-    assert.equal(version, 400);
-    assert.match(versionText, /"jsonrpc" must be "2\.0"/);
+    for (
+      const body of [
+        `{"jsonrpc":"2.0","id":null,"result":${deep}}`,
+        `{"jsonrpc":${deep},"id":"v","method":"ping"}`,
+      ]
+    ) {
+      const [code, text] = await status(send(served, "POST", body, headers));
+      assert.equal(code, 400);
+      assert.match(text, /nested deeper than 64 levels/);
+    }
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
+    const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
+    assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });
+  });
+});
+
+test("MCP over HTTP: an initialize whose capabilities do not fit their schema gets -32602 naming the field, and leaves no session", async () => {
+  await withServer(async (served) => {
+    const json = { accept: "application/json", "content-type": "application/json" };
+    for (const capabilities of [{ experimental: { feature: true } }, { experimental: 7 }]) {
+      const failed = await send(served, "POST", JSON.stringify(initialize(capabilities)), json);
+      assert.equal(failed.headers.get("mcp-session-id"), null, "no session");
+      const answer = await failed.json() as {
+        id: unknown;
+        error?: { code: number; message: string };
+      };
+      assert.deepEqual([answer.id, answer.error?.code], ["init", -32602], JSON.stringify(answer));
+      assert.match(answer.error!.message, /params\.capabilities\.experimental/);
+    }
+    const headers = await session(served);
     const ping = JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" });
     const after = await send(served, "POST", ping, { ...headers, accept: "application/json" });
     assert.deepEqual(await after.json(), { jsonrpc: "2.0", id: "after", result: {} });

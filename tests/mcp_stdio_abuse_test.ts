@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import process from "node:process";
 import { sh, tempDir } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
@@ -97,6 +97,16 @@ class RawServer {
   async request(id: string | number, method: string, params?: unknown): Promise<Message> {
     await this.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
     return this.reply(id);
+  }
+
+  /** The first message `match` accepts (a request or notification of the server's), waited for. */
+  async heard(match: (message: Message) => boolean, what: string): Promise<Message> {
+    while (true) {
+      const found = this.messages.find(match);
+      if (found !== undefined) return found;
+      assert.equal(this.#exited, undefined, `the server exited (${this.#exited}) before ${what}`);
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
   }
 
   /** Replies with id null, in order. */
@@ -289,8 +299,9 @@ test("MCP stdio 2026-07-28: a request the revision's JSON-RPC schema refuses (a 
   });
 });
 
-test("MCP stdio: a ping before the first request does not choose the revision: a 2026-07-28 client that pings first is served as one", async () => {
+test("MCP stdio: a ping or a notification before the first request does not choose the revision: a 2026-07-28 client that pings first is served as one", async () => {
   await withServer(async (server) => {
+    await server.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: {} });
     assert.deepEqual((await server.request("ping", "ping")).result, {});
     const discovered = await server.request("discover", "server/discover", { _meta: ENVELOPE });
     assert.ok(
@@ -300,9 +311,14 @@ test("MCP stdio: a ping before the first request does not choose the revision: a
   });
 });
 
-test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and the server keeps serving", async () => {
+/** JSON of `levels` nested arrays, `[[…]]`, standing for a value in a message's text. */
+function nested(levels: number): string {
+  return "[".repeat(levels) + "]".repeat(levels);
+}
+
+test("MCP: a message nested deeper than 64 levels, 100,000 deep in any member, gets -32600 naming the bound (a notification or a response is dropped), and the server keeps serving", async () => {
   // 200 KB a line, far under the cap; deep enough to overflow a recursive JSON.stringify.
-  const deep = "[".repeat(100_000) + "]".repeat(100_000);
+  const deep = nested(100_000);
   await withServer(async (server) => {
     await server.initialize();
     await server.write(`{"jsonrpc":${deep},"id":"deep-version","method":"ping"}\n`);
@@ -313,17 +329,109 @@ test("MCP: JSON nested 100,000 deep in any member is answered or dropped, and th
       `{"jsonrpc":"2.0","id":"deep-args","method":"tools/call",` +
         `"params":{"name":"read","arguments":{"path":${deep}}}}\n`,
     );
-    const version = await server.reply("deep-version");
-    assert.equal(version.error?.code, -32600);
-    assert.match(version.error!.message, /"jsonrpc" must be "2\.0"/);
-    const args = await server.reply("deep-args");
-    assert.equal(args.result?.isError, true, JSON.stringify(args).slice(0, 300));
+    for (const id of ["deep-version", "deep-args"]) {
+      const refused = await server.reply(id);
+      assert.equal(refused.error?.code, -32600, JSON.stringify(refused).slice(0, 300));
+      assert.match(refused.error!.message, /nested deeper than 64 levels/);
+    }
     await server.stillServes("after");
     const refusals = server.anonymous();
     assert.equal(refusals.length, 1, "the request whose id cannot be read");
     assert.equal(refusals[0].error?.code, -32600);
-    assert.match(refusals[0].error!.message, /"id" must be a string or an integer/);
+    assert.match(refusals[0].error!.message, /nested deeper than 64 levels/);
   });
+});
+
+test("MCP: a message nested 64 levels deep is served and one of 65 is refused, under either revision", async () => {
+  // The message is level 1, params 2, arguments 3, its member from 4 on.
+  const call = (id: string, levels: number, envelope: boolean) =>
+    `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"read",` +
+    `"arguments":{"path":${nested(levels - 3)}}` +
+    (envelope ? `,"_meta":${JSON.stringify(ENVELOPE)}` : "") + "}}\n";
+  for (const envelope of [false, true]) {
+    await withServer(async (server) => {
+      if (!envelope) await server.initialize();
+      await server.write(call("at-bound", 64, envelope));
+      await server.write(call("past-bound", 65, envelope));
+      const served = await server.reply("at-bound");
+      assert.equal(served.result?.isError, true, JSON.stringify(served).slice(0, 300));
+      assert.match(text(served), /invalid_input/);
+      const refused = await server.reply("past-bound");
+      assert.equal(refused.error?.code, -32600, JSON.stringify(refused).slice(0, 300));
+      assert.match(refused.error!.message, /nested deeper than 64 levels/);
+    });
+  }
+});
+
+test("MCP: an initialize whose capabilities do not fit their schema (an experimental capability that is not an object) gets -32602 naming the field, and the client may initialize again", async () => {
+  await withServer(async (server) => {
+    const refused = await server.request("bad-init", "initialize", {
+      ...INITIALIZE.params,
+      capabilities: { experimental: { feature: true }, roots: { listChanged: "yes" } },
+    });
+    assert.equal(refused.error?.code, -32602, JSON.stringify(refused).slice(0, 300));
+    assert.match(refused.error!.message, /params\.capabilities\.experimental\.feature: /);
+    assert.match(refused.error!.message, /params\.capabilities\.roots\.listChanged: /);
+    const gated = await server.request("early", "tools/list");
+    assert.equal(gated.error?.code, -32600, JSON.stringify(gated).slice(0, 300));
+    await server.initialize();
+    await server.stillServes("after");
+  });
+});
+
+test("MCP 2025: a progress token that is neither a string nor an integer gets -32602 naming it, and the server keeps serving", async () => {
+  await withServer(async (server) => {
+    await server.initialize();
+    const refused = await server.request("fraction", "tools/call", {
+      name: "read",
+      arguments: { path: "a.txt" },
+      _meta: { progressToken: 1.5 },
+    });
+    assert.equal(refused.error?.code, -32602, JSON.stringify(refused).slice(0, 300));
+    assert.match(refused.error!.message, /params\._meta\.progressToken: .*string or int/);
+    await server.stillServes("after");
+  });
+});
+
+test("MCP 2025: an answer to a question the server did not ask, or a second answer to one it asked, is dropped with a warning and approves nothing", async () => {
+  const dir = await tempDir();
+  await writeFile(`${dir.path}/a.txt`, "alpha\n");
+  const server = new RawServer(dir.path);
+  try {
+    const capabilities = { elicitation: {} };
+    await server.send({ ...INITIALIZE, params: { ...INITIALIZE.params, capabilities } });
+    assert.ok((await server.reply("init")).result, "initialize answered");
+    await server.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const accept = (id: unknown) => ({
+      jsonrpc: "2.0",
+      id,
+      result: { action: "accept", content: { approve: true } },
+    });
+    // Forged: answers to questions not asked yet (the server numbers its own from 0).
+    for (const id of [0, 1, "0"]) await server.send(accept(id));
+    await server.send({
+      jsonrpc: "2.0",
+      id: "w",
+      method: "tools/call",
+      params: { name: "write", arguments: { path: "b.txt", content: "x\n" } },
+    });
+    const question = await server.heard((m) => m.method === "elicitation/create", "the question");
+    await server.send({ jsonrpc: "2.0", id: question.id, result: { action: "decline" } });
+    const refused = await server.reply("w");
+    assert.equal(refused.result?.isError, true, JSON.stringify(refused).slice(0, 300));
+    assert.match(text(refused), /declined/);
+    // Replayed: the question answered again, accepted this time.
+    await server.send(accept(question.id));
+    await server.stillServes("after");
+    await assert.rejects(readFile(`${dir.path}/b.txt`), "nothing was written");
+    const warnings = server.messages.filter((m) => m.method === "notifications/message")
+      .map((m) => String(m.params?.data));
+    const dropped = warnings.filter((w) => /a response to an unknown request/.test(w));
+    assert.equal(dropped.length, 4, JSON.stringify(warnings));
+  } finally {
+    await server.close();
+    await dir.cleanup();
+  }
 });
 
 test("MCP: tools/call with non-object or schema-violating arguments is a tool result with isError; params that do not fit get -32602", async () => {

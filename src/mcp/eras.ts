@@ -1,13 +1,13 @@
 /**
  * One connection, two protocol eras: the first request of a stdio
- * connection that chooses one (a `ping` does not) decides which engine
- * serves it. A request that carries the
- * 2026-07-28 envelope (`_meta["io.modelcontextprotocol/protocolVersion"]`,
- * as `server/discover` and every later request of such a client do) pins
- * the connection to the 2026-07-28 engine; anything else (an `initialize`)
- * to the 2025 engine. Both engines speak through the same transport, which
- * keeps its checks (every line answered, bounded memory, a client that does
- * not read paused).
+ * connection that chooses one (a `ping` does not) decides which revision it
+ * speaks. A request that carries the 2026-07-28 envelope
+ * (`_meta["io.modelcontextprotocol/protocolVersion"]`, as `server/discover`
+ * and every later request of such a client do) pins the connection to
+ * 2026-07-28; an `initialize` to the 2025 revisions. Both are served by the
+ * official server package through the {@link EraChannel} over the
+ * connection's own transport, which keeps its checks (every line answered,
+ * bounded memory, a client that does not read paused).
  *
  * @module
  */
@@ -54,8 +54,8 @@ export function isModernHttpRequest(request: IncomingMessage, body: unknown): bo
 export type Era = "legacy" | "modern";
 
 /**
- * The transport an engine sees: it sends through the connection's
- * transport and hears what the router passes on to it.
+ * The transport the server package sees: it sends through the connection's
+ * transport and hears what the connection's checks pass on to it.
  */
 export class EraChannel implements McpTransport {
   /** Hears what went wrong on the connection. */
@@ -63,13 +63,15 @@ export class EraChannel implements McpTransport {
   /** Hears that the connection closed. */
   onclose?: () => void;
   readonly #wire: McpTransport;
+  readonly #sent?: (message: JsonRpcMessage) => void;
   #receive?: (message: JsonRpcMessage, extra?: unknown) => void;
-  /** What arrived before an engine listened (the 2026-07-28 engine is loaded on first use). */
+  /** What arrived before the server package listened (it connects asynchronously). */
   #held: [JsonRpcMessage, unknown][] = [];
 
-  /** A channel over `wire`. */
-  constructor(wire: McpTransport) {
+  /** A channel over `wire`; `sent` hears each message the server package sends. */
+  constructor(wire: McpTransport, sent?: (message: JsonRpcMessage) => void) {
     this.#wire = wire;
+    this.#sent = sent;
   }
 
   /** Receives the messages of its era; set, it first gets those that were held. */
@@ -83,19 +85,20 @@ export class EraChannel implements McpTransport {
     for (const [message, extra] of this.#held.splice(0)) receive(message, extra);
   }
 
-  /** Passes a message on to the engine, or holds it until one listens. */
+  /** Passes a message on to the server package, or holds it until it listens. */
   deliver(message: JsonRpcMessage, extra?: unknown): void {
     if (this.#receive === undefined) this.#held.push([message, extra]);
     else this.#receive(message, extra);
   }
 
-  /** Nothing to start: the router starts the connection. */
+  /** Nothing to start: the connection's transport is started by its owner. */
   start(): Promise<void> {
     return Promise.resolve();
   }
 
   /** Sends on the connection. */
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    this.#sent?.(message);
     return this.#wire.send(message, options);
   }
 
@@ -103,34 +106,4 @@ export class EraChannel implements McpTransport {
   close(): Promise<void> {
     return this.#wire.close();
   }
-}
-
-/**
- * Routes a connection's messages to the engine of its era, decided by its
- * first request that chooses one ({@link eraChosenBy}): `legacy` hears
- * everything until then. `onModern` is called
- * once, when the connection turns out to be 2026-07-28, to connect that
- * engine; its messages are held until it listens. Returns the two channels
- * to connect the engines to; `wire.onclose` reaches both.
- */
-export function routeEras(
-  wire: McpTransport,
-  onModern: (channel: EraChannel) => void,
-): { legacy: EraChannel; modern: EraChannel } {
-  const legacy = new EraChannel(wire);
-  const modern = new EraChannel(wire);
-  let era: Era | undefined;
-  wire.onmessage = (message, extra) => {
-    if (era === undefined && typeof message.method === "string" && "id" in message) {
-      era = eraChosenBy(message);
-      if (era === "modern") onModern(modern);
-    }
-    (era === "modern" ? modern : legacy).deliver(message, extra);
-  };
-  wire.onerror = (error) => (era === "modern" ? modern : legacy).onerror?.(error);
-  wire.onclose = () => {
-    legacy.onclose?.();
-    modern.onclose?.();
-  };
-  return { legacy, modern };
 }

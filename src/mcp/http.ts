@@ -1,7 +1,8 @@
 /**
- * The MCP server over Streamable HTTP: the same server as over stdio
- * ({@link createMcpServer}), one toolset session per MCP session, behind a
- * bearer token, on `node:http` (Deno and Node alike).
+ * The MCP server over Streamable HTTP: the same server as over stdio, on the
+ * official server package, one toolset session per MCP session of the 2025
+ * revisions and stateless 2026-07-28 requests, behind a bearer token, on
+ * `node:http` (Deno and Node alike).
  *
  * @module
  */
@@ -9,13 +10,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { Buffer } from "node:buffer";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { HttpSessionTransport, isInitializeRequest, sendHttpError } from "./http_transport.ts";
-import { JSONRPC_ERROR, type JsonRpcId, requestIdOf } from "./jsonrpc.ts";
+import { JSONRPC_ERROR, type JsonRpcId, type JsonRpcMessage, requestIdOf } from "./jsonrpc.ts";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json_depth.ts";
 import type { FinalizedToolset } from "../contract/toolset.ts";
-import { createMcpServer, type McpServerOptions } from "./server.ts";
+import type { McpServerOptions } from "./options.ts";
 import { ConnectionGate } from "./connection_gate.ts";
 import type { ModernEngine } from "./modern.ts";
 import type { ModernHttp } from "./http_modern.ts";
-import { isModernHttpRequest } from "./eras.ts";
+import { EraChannel, isModernHttpRequest } from "./eras.ts";
+import { RequestChecks } from "./request_checks.ts";
 
 /** How long a new connection may take to present request headers with the token, by default. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -254,8 +257,15 @@ export async function serveHttp(
 
   async function makeSession(): Promise<McpSession> {
     const toolset = await makeToolset();
+    const { createLegacyInstance, packageSchemaProblem } = await import("./legacy_sdk.ts");
+    // The 2025-era checks of createMcpServer's engine, kept in front of the server package.
+    const checks = new RequestChecks(packageSchemaProblem);
     // A session's working directory is its toolset's: roots of its client are not read here.
-    const server = createMcpServer(toolset, { ...options, toolsetForRoot: undefined });
+    const { server } = createLegacyInstance(
+      toolset,
+      { ...options, toolsetForRoot: undefined },
+      (id) => checks.takeArguments(id),
+    );
     let ended = false;
     const close = async () => {
       if (ended) return;
@@ -265,12 +275,26 @@ export async function serveHttp(
     };
     const id = randomUUID();
     const transport = new HttpSessionTransport(id);
-    // Set before connect, which chains it: however the transport closes, the toolset ends.
+    const channel = new EraChannel(transport, (message) => checks.sent(message));
+    transport.onmessage = (message) => {
+      const admitted = checks.admit(message);
+      if ("reply" in admitted) {
+        void transport.send(admitted.reply as unknown as JsonRpcMessage).catch(() => {});
+        return;
+      }
+      // Already answered 202: a response to no question of the session's goes no further.
+      if ("drop" in admitted) return;
+      checks.cancelled(message);
+      channel.deliver(admitted.message);
+    };
+    transport.onerror = (error) => channel.onerror?.(error);
+    // However the transport closes, the toolset ends.
     transport.onclose = () => {
+      channel.onclose?.();
       void endSession(id);
       void close();
     };
-    await server.connect(transport);
+    await server.connect(channel);
     const session: McpSession = {
       toolset,
       transport,
@@ -343,9 +367,21 @@ export async function serveHttp(
           "Parse error: the body is not JSON",
         );
       }
+      // Before either era's server: the package checks its schemas recursively.
+      if (nestedDeeperThan(body, MAX_JSON_DEPTH)) {
+        return sendHttpError(
+          response,
+          400,
+          JSONRPC_ERROR.invalidRequest,
+          `Invalid Request: the message is nested deeper than ${MAX_JSON_DEPTH} levels, the ` +
+            "most this server reads.",
+          {},
+          requestIdOf(body),
+        );
+      }
     }
 
-    // Protocol revision 2026-07-28: stateless, served by its own engine.
+    // Protocol revision 2026-07-28: stateless, served by its own server instances.
     if (isModernHttpRequest(request, body)) {
       return await (await modernHttp()).http.serve(request, response, text ?? undefined, body);
     }

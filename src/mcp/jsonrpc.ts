@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json_depth.ts";
 
 /** The JSON-RPC 2.0 error codes this server answers with. */
 export const JSONRPC_ERROR = {
@@ -131,7 +132,7 @@ export function preview(value: unknown, max: number): string {
  * an id is a notification (or unreadable), answered with id null when it is
  * not even an object and dropped when it looks like a notification. Batches
  * (arrays) are refused as a whole: MCP removed batching in its 2025-06-18
- * revision.
+ * revision. A message nested too deeply is refused first ({@link checkDepth}).
  */
 export function parseLine(line: string): Incoming {
   let value: unknown;
@@ -141,7 +142,28 @@ export function parseLine(line: string): Incoming {
     const reason = error instanceof Error ? error.message : String(error);
     return reply(null, JSONRPC_ERROR.parseError, `Parse error: the line is not JSON (${reason}).`);
   }
-  return checkMessage(value);
+  return checkDepth(value) ?? checkMessage(value);
+}
+
+/**
+ * The answer to a message nested deeper than {@link MAX_JSON_DEPTH} levels,
+ * or `undefined` when it is not: a request is answered -32600 with its id
+ * (`null` when it cannot be read), a notification or a response is dropped
+ * (JSON-RPC answers neither).
+ */
+export function checkDepth(value: unknown): Incoming | undefined {
+  if (!nestedDeeperThan(value, MAX_JSON_DEPTH)) return undefined;
+  const problem = `the message is nested deeper than ${MAX_JSON_DEPTH} levels, the most ` +
+    "this server reads";
+  const id = requestIdOf(value);
+  if (id !== null) return reply(id, JSONRPC_ERROR.invalidRequest, `Invalid Request: ${problem}.`);
+  if (isObject(value) && !("id" in value) && typeof value.method === "string") {
+    return { kind: "drop", reason: `notification dropped: ${problem}` };
+  }
+  if (isObject(value) && !("method" in value) && ("result" in value || "error" in value)) {
+    return { kind: "drop", reason: `response dropped: ${problem}` };
+  }
+  return reply(null, JSONRPC_ERROR.invalidRequest, `Invalid Request: ${problem}.`);
 }
 
 /**

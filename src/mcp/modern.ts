@@ -3,7 +3,7 @@
  * package: stateless (no `initialize`, no session), every request carrying
  * its protocol version and the client's capabilities in `_meta`. It serves
  * `server/discover`, `tools/list` and `tools/call` from the same toolset and
- * the same answers as the 2025 engine (`createMcpServer`).
+ * the same answers as the 2025 revisions (`legacy_sdk.ts`).
  *
  * Approval: a call the policy asks about is answered with `input_required`,
  * an elicitation for the person and a signed request state
@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { APPROVAL_FORM } from "./elicit_approval.ts";
 import { fileURLToPath } from "node:url";
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -222,17 +223,7 @@ export function createModernEngine(
       // Nothing ran: the call stopped at its approval. The client asks the person and retries.
       return inputRequired({
         inputRequests: {
-          [APPROVE]: inputRequired.elicit({
-            mode: "form",
-            message: asked,
-            requestedSchema: {
-              type: "object",
-              properties: {
-                approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
-              },
-              required: ["approve"],
-            },
-          }),
+          [APPROVE]: inputRequired.elicit({ ...APPROVAL_FORM, message: asked }),
         },
         requestState: await states.mint({ ...call, question: digest(asked) }, ctx),
       }) as unknown as Record<string, unknown>;

@@ -1,8 +1,9 @@
 /**
- * A stdio connection of protocol revision 2026-07-28, served by the
- * official server package's stdio entry over the package's own transport
- * (through the connection's {@link EraChannel}). Loaded only when a
- * connection's first request is of that revision.
+ * A stdio connection served by the official server package's stdio entry
+ * over the package's own transport (through the connection's
+ * {@link EraChannel}): its first request that chooses a revision makes the
+ * server instance, of 2026-07-28 (`modern.ts`) or of the 2025 revisions
+ * (`legacy_sdk.ts`).
  *
  * @module
  */
@@ -11,16 +12,20 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import type { EraChannel } from "./eras.ts";
 import { errorReply, JSONRPC_ERROR, type JsonRpcMessage } from "./jsonrpc.ts";
-import { createModernEngine } from "./modern.ts";
+import type { RequestChecks } from "./request_checks.ts";
+import { createModernEngine, type ModernEngine } from "./modern.ts";
+import { createLegacyInstance, type LegacyInstance } from "./legacy_sdk.ts";
 import type { McpServerOptions } from "./options.ts";
 import type { McpTransport, SendOptions } from "./protocol.ts";
 
-/** A served 2026-07-28 connection. */
+/** A served stdio connection. */
 export interface ModernConnection {
-  /** Every toolset its engine has made or was given. */
+  /** Every toolset its server instance has made or was given. */
   toolsets(): FinalizedToolset[];
   /** Ends it. */
   close(): Promise<void>;
+  /** Sends a warning to a 2025-era client that has initialized (2026-07-28 has no logging). */
+  warn(message: string): void;
 }
 
 type Receive = (message: JsonRpcMessage, extra?: unknown) => void;
@@ -70,19 +75,46 @@ function answeringChannel(channel: EraChannel, report: (error: Error) => void): 
   };
 }
 
-/** Serves the 2026-07-28 requests that arrive on `channel`; `report` hears what goes wrong. */
+/**
+ * Serves the requests that arrive on `channel`, of either era; `report`
+ * hears what goes wrong, `checks` keeps the arguments of 2025-era calls it
+ * set aside.
+ */
 export function serveModernStdio(
   toolset: FinalizedToolset,
   options: McpServerOptions,
   channel: EraChannel,
   report: (error: Error) => void,
+  checks: RequestChecks,
 ): ModernConnection {
-  const engine = createModernEngine(toolset, options);
-  // One instance for the connection: the first request chose the revision.
-  const served = serveStdio(() => engine.server(), {
+  let modern: ModernEngine | undefined;
+  let legacy: LegacyInstance | undefined;
+  /** Every 2025-era instance made (the package makes one a connection; all are ended). */
+  const legacies: LegacyInstance[] = [];
+  // One instance for the connection: its first request chose the revision.
+  const served = serveStdio(({ era }) => {
+    if (era === "modern") {
+      modern ??= createModernEngine(toolset, options);
+      return modern.server();
+    }
+    legacy = createLegacyInstance(toolset, options, (id) => checks.takeArguments(id));
+    legacies.push(legacy);
+    return legacy.server;
+  }, {
     transport: answeringChannel(channel, report),
-    legacy: "reject",
+    legacy: "serve",
     onerror: report,
   });
-  return { toolsets: () => engine.toolsets(), close: () => served.close() };
+  return {
+    toolsets: () => [...(modern?.toolsets() ?? []), ...legacies.flatMap((made) => made.toolsets())],
+    close: () => served.close(),
+    warn(message) {
+      if (legacy?.server.getClientVersion() === undefined) return;
+      void legacy.server.sendLoggingMessage({
+        level: "warning",
+        logger: "openwork-tools",
+        data: message,
+      }).catch(() => {});
+    },
+  };
 }

@@ -1,7 +1,12 @@
 /**
- * The MCP server: a finalized toolset served over the Model Context Protocol
- * by the package's own protocol engine ({@link McpServer}). `tools/list`
- * comes from the toolset's definitions; `tools/call` goes through the
+ * The MCP server: a finalized toolset served over the Model Context Protocol.
+ * {@link serveStdio} serves both protocol eras with the official server
+ * package (the 2025 revisions in `legacy_sdk.ts`, 2026-07-28 in `modern.ts`)
+ * behind the package's own stdio transport and checks.
+ * {@link createMcpServer} makes a server on the package's embeddable protocol
+ * engine ({@link McpServer}), for hosts that connect it to a transport of
+ * their own and register handlers of their own on it. In both, `tools/list`
+ * comes from the toolset's definitions and `tools/call` goes through the
  * toolset's one approval flow (`call`), with MCP elicitation as the approver.
  *
  * @module
@@ -11,21 +16,15 @@ import * as v from "valibot";
 import { ClientRoots } from "./roots.ts";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress } from "../contract/result.ts";
-import type { ApprovalAnswer } from "../contract/policy.ts";
-import { describeEffects } from "../contract/effects.ts";
 import { McpServer } from "./protocol.ts";
 import type { McpServerOptions } from "./options.ts";
 import { StdioTransport } from "./stdio_transport.ts";
-import { routeEras } from "./eras.ts";
+import { carriesEnvelope, type Era, EraChannel, eraChosenBy } from "./eras.ts";
+import { RequestChecks } from "./request_checks.ts";
+import type { JsonRpcMessage } from "./jsonrpc.ts";
 import type { ModernConnection } from "./modern_stdio.ts";
-import {
-  answer,
-  NO_ELICITATION,
-  POLICY_ONLY,
-  refusal,
-  structuredTools,
-  toolList,
-} from "./tool_answer.ts";
+import { answer, structuredTools, toolList } from "./tool_answer.ts";
+import { APPROVAL_FORM, decideByElicitation } from "./elicit_approval.ts";
 
 export { ARTIFACTS_META_KEY } from "./tool_answer.ts";
 
@@ -93,45 +92,20 @@ export function createMcpServer(
 
   const approval = options.approval ?? "elicit";
 
-  /**
-   * Decides a call the policy asks about, by the approval mode; a refusal
-   * says why, in words for the model. The question goes with the request
-   * `related` (over HTTP, on that request's stream).
-   */
-  const approver =
-    (related: string | number) =>
-    async ({ prepared, verdict, signal, question }: ApprovalRequest): Promise<ApprovalAnswer> => {
-      const what = describeEffects(prepared.name, prepared.effects);
-      const refused = (how: string) => refusal(what, verdict.source, how);
-      if (approval === "client") return true;
-      if (approval === "policy") return refused(POLICY_ONLY);
-      if (server.getClientCapabilities()?.elicitation === undefined) return refused(NO_ELICITATION);
-      try {
-        const reply = v.parse(
+  /** Decides a call the policy asks about; the question goes with the request `related`. */
+  const approver = (related: string | number) => (request: ApprovalRequest) =>
+    decideByElicitation(approval, {
+      canAsk: () => server.getClientCapabilities()?.elicitation !== undefined,
+      ask: async (message, signal) =>
+        v.parse(
           Elicited,
-          await server.request("elicitation/create", {
-            mode: "form",
-            // Escaped: the client shows the message as text, and the card must be what runs.
-            message: question,
-            requestedSchema: {
-              type: "object",
-              properties: {
-                approve: { type: "boolean", title: "Allow this call", description: "Run it once." },
-              },
-              required: ["approve"],
-            },
-          }, { signal, relatedRequestId: related }),
-        );
-        if (reply.action === "accept" && reply.content?.approve === true) return true;
-      } catch (error) {
-        // A failed question is a refusal, named as such: nobody declined it.
-        const why = error instanceof Error ? error.message : String(error);
-        return refused(
-          `the person could not be asked or did not answer (${why}), so it was not run`,
-        );
-      }
-      return refused("the person declined it");
-    };
+          await server.request("elicitation/create", { ...APPROVAL_FORM, message }, {
+            signal,
+            // Over HTTP, on that request's stream.
+            relatedRequestId: related,
+          }),
+        ),
+    }, request);
 
   server.setRequestHandler("tools/call", async (params, context) => {
     const meta = params._meta as { progressToken?: string | number } | undefined;
@@ -165,56 +139,75 @@ export function createMcpServer(
 
 /**
  * Serves a toolset over stdio until the client disconnects, then ends every
- * process group the session's backend still owns.
+ * process group the session's backend still owns. Both protocol eras are
+ * served by the official server package, loaded here; in front of it, the
+ * transport answers every line and refuses a message nested deeper than
+ * `MAX_JSON_DEPTH` levels, and the 2025-era requests get the checks of
+ * {@link RequestChecks}.
  */
 export async function serveStdio(
   toolset: FinalizedToolset,
   options: McpServerOptions = {},
 ): Promise<void> {
   const wire = new StdioTransport();
+  let connection: ModernConnection | undefined = undefined;
   const report = (error: Error) => {
     // Bounded: the message may quote what the client sent (up to a whole line).
     const message = error.message.length > 500 ? `${error.message.slice(0, 500)}…` : error.message;
     process.stderr.write(`openwork-tools mcp: ${message}\n`);
-    return message;
+    connection?.warn(message);
   };
-  // Protocol revision 2026-07-28 is served by the official server package, loaded when a
-  // connection's first request is of that revision: a 2025 client never pays for it.
-  let modern: Promise<ModernConnection> | undefined;
-  const { legacy } = routeEras(wire, (channel) => {
-    modern = import("./modern_stdio.ts").then(({ serveModernStdio }) =>
-      serveModernStdio(toolset, options, channel, (error) => void report(error))
-    );
-    modern.catch((error) => {
-      report(error instanceof Error ? error : new Error(String(error)));
-      void wire.close();
-    });
-  });
-  const routed = wire.onclose;
+  // Both eras are served by the official server package, loaded here (not by `createMcpServer`).
+  const [{ serveModernStdio }, { packageSchemaProblem }] = await Promise.all([
+    import("./modern_stdio.ts"),
+    import("./legacy_sdk.ts"),
+  ]);
+  // The 2025-era checks of createMcpServer's engine, kept in front of the server package.
+  const checks = new RequestChecks(packageSchemaProblem);
+  const channel = new EraChannel(wire, (message) => checks.sent(message));
+  let era: Era | undefined;
+  wire.onmessage = (message) => {
+    if (era === undefined && typeof message.method === "string" && "id" in message) {
+      era = eraChosenBy(message);
+      // Both eras answer a ping: one before the first request that chooses the revision is
+      // answered here, so that the server package does not take it for a 2025-era opening.
+      if (era === undefined && message.method === "ping") {
+        const pong = { jsonrpc: "2.0" as const, id: message.id, result: {} };
+        void wire.send(pong).catch((error) => report(error));
+        return;
+      }
+    }
+    // A notification before any request is about nothing yet; passed on, it would make the
+    // server package take the connection for a 2025-era one.
+    if (era === undefined && typeof message.method === "string" && !("id" in message)) {
+      if (!carriesEnvelope(message)) {
+        report(new Error(`ignored input: ${message.method} before the first request`));
+        return;
+      }
+    }
+    // The 2026-07-28 requests are the server package's to check.
+    if (era === "modern") return channel.deliver(message);
+    const admitted = checks.admit(message);
+    if ("reply" in admitted) {
+      void wire.send(admitted.reply as unknown as JsonRpcMessage).catch((error) => report(error));
+      return;
+    }
+    if ("drop" in admitted) return report(new Error(admitted.drop));
+    checks.cancelled(message);
+    channel.deliver(admitted.message);
+  };
+  wire.onerror = (error) => channel.onerror?.(error);
   const closed = new Promise<void>((resolve) =>
     wire.onclose = () => {
-      routed?.();
+      channel.onclose?.();
       resolve();
     }
   );
-  const server = createMcpServer(toolset, options);
-  server.onerror = (error: Error) => {
-    const message = report(error);
-    if (server.getClientVersion() === undefined) return;
-    void server.sendLoggingMessage({
-      level: "warning",
-      logger: "openwork-tools",
-      data: message,
-    })
-      .catch(() => {});
-  };
-  await server.connect(legacy);
+  connection = serveModernStdio(toolset, options, channel, report, checks);
   await wire.start();
   await closed;
-  const served = await modern?.catch(() => undefined);
-  await served?.close().catch(() => {});
-  const toolsets = new Set([...server.toolsets(), ...(served?.toolsets() ?? [])]);
+  await connection.close().catch(() => {});
   await Promise.all(
-    [...toolsets].map((made: FinalizedToolset) => made.session.processes.shutdown()),
+    [...new Set(connection.toolsets())].map((made) => made.session.processes.shutdown()),
   );
 }

@@ -1,8 +1,8 @@
 /**
  * What both protocol eras answer alike: the tool list, a tool result as an
  * MCP `tools/call` result, and the refusal text of a call nobody approved.
- * The 2025 engine ({@link createMcpServer}) and the 2026-07-28 one
- * (`modern.ts`) share them, so the two eras cannot drift apart.
+ * The servers of the 2025 revisions (`legacy_sdk.ts`, `createMcpServer`)
+ * and of 2026-07-28 (`modern.ts`) share them, so the eras cannot drift apart.
  *
  * @module
  */
