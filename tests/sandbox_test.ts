@@ -541,3 +541,108 @@ test(
     }
   },
 );
+
+/** A sandboxed session on a fresh working directory made by `prepare`, and one bash call at a time. */
+async function bareScene(prepare: (work: string) => Promise<unknown>, skillRoot?: string) {
+  const { path, cleanup } = await tempDir();
+  await prepare(path);
+  const session = await createSession({
+    workingDirectory: path,
+    sandbox: true,
+    ...(skillRoot === undefined ? {} : { skillRoot: join(path, skillRoot) }),
+  });
+  const bash = async (command: string) =>
+    output(
+      await finalizeToolset({ session }).call({
+        name: "bash",
+        input: { command },
+        callId: "sandbox",
+        signal: new AbortController().signal,
+        approve: () => Promise.resolve(true),
+      }),
+    );
+  return {
+    work: path,
+    bash,
+    async cleanup() {
+      await session.processes.shutdown();
+      await cleanup();
+    },
+  };
+}
+
+test(
+  "沙箱 (bash sandbox): a .git that a command made a link to / is not mounted: a later write through it fails with EROFS and changes nothing",
+  {
+    skip: skip ?? false,
+  },
+  async () => {
+    const id = `owt-sbx-${crypto.randomUUID()}`;
+    const s = await bareScene(() => Promise.resolve());
+    try {
+      assert.equal((await s.bash("ln -s / .git")).exit_code, 0);
+      const data = await s.bash(`echo pwned > .git/usr/${id}`);
+      assert.match(data.stderr, /Read-only file system/, JSON.stringify(data));
+      assert.equal(
+        (await sh('test -e "$1" && echo present || echo absent', `/usr/${id}`)).trim(),
+        "absent",
+      );
+    } finally {
+      await sh('rm -f "$1"', `/usr/${id}`);
+      await s.cleanup();
+    }
+  },
+);
+
+test("沙箱 (bash sandbox): the kernel's settings under /proc/sys cannot be written", {
+  skip: skip ?? false,
+}, async () => {
+  const s = await bareScene(() => Promise.resolve());
+  try {
+    const before = await sh("cat /proc/sys/kernel/hostname");
+    // The same name written back: nothing changes even where the write would pass.
+    const data = await s.bash("cat /proc/sys/kernel/hostname > /proc/sys/kernel/hostname");
+    assert.notEqual(data.exit_code, 0, JSON.stringify(data));
+    assert.match(data.stderr, /Read-only file system|Permission denied/);
+    if (process.getuid?.() === 0) assert.match(data.stderr, /Read-only file system/);
+    assert.equal(await sh("cat /proc/sys/kernel/hostname"), before);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("沙箱 (bash sandbox): a repository made without a hooks directory gets a read-only one", {
+  skip: skip ?? false,
+}, async () => {
+  const s = await bareScene((work) => sh('cd "$1" && git init -q --template= .', work));
+  try {
+    const data = await s.bash("mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit");
+    assert.match(data.stderr, /Read-only file system/, JSON.stringify(data));
+    const hooks = await sh('ls -A "$1"', join(s.work, ".git", "hooks"));
+    assert.equal(hooks.trim(), "");
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test(
+  "沙箱 (bash sandbox): a skill root deeper inside the working directory cannot be moved aside for another",
+  {
+    skip: skip ?? false,
+  },
+  async () => {
+    const s = await bareScene(async (work) => {
+      await fs.mkdir(join(work, "tools", "skills"), { recursive: true });
+      await fs.writeFile(join(work, "tools", "skills", "SKILL.md"), "real\n");
+    }, "tools/skills");
+    try {
+      await s.bash("mv tools tools.old; mkdir -p tools/skills; echo EVIL > tools/skills/SKILL.md");
+      assert.equal(
+        await fs.readFile(join(s.work, "tools", "skills", "SKILL.md"), "utf8"),
+        "real\n",
+      );
+    } finally {
+      await s.cleanup();
+    }
+  },
+);

@@ -40,6 +40,14 @@ export function bwrapArguments(
     "/dev",
     "--proc",
     "/proc",
+    // The kernel's settings: writable by uid 0 without any capability, and some (core_pattern,
+    // modprobe) name programs the kernel runs outside the sandbox.
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
     "--tmpfs",
     "/tmp",
   ];
@@ -58,7 +66,14 @@ export function bwrapArguments(
       `${git}/config`,
     );
   }
-  if (plan.skillRoot !== null) args.push("--ro-bind", plan.skillRoot, plan.skillRoot);
+  if (plan.skillRoot !== null) {
+    // Inside a writable directory, each directory between it and the skill root is mounted on
+    // itself: a mount point cannot be renamed, so none can be moved aside for another.
+    for (const between of directoriesBetween(plan.writable, plan.skillRoot)) {
+      args.push("--bind", between, between);
+    }
+    args.push("--ro-bind", plan.skillRoot, plan.skillRoot);
+  }
   args.push(
     // Its own PID namespace: when the command's shell ends, the kernel ends every process left.
     "--unshare-pid",
@@ -95,4 +110,20 @@ export function sandboxStatement(plan: SandboxPlan): string {
       ? "there is no network (loopback only, nothing of the host's); "
       : "the host's network is reachable; ") +
     "every process the command starts, detached or not, ends when the call ends.";
+}
+
+/**
+ * The directories strictly between the writable directory that holds
+ * `path` (the deepest, if several do) and `path`, outermost first; none
+ * when no writable directory holds it.
+ */
+function directoriesBetween(writable: readonly string[], path: string): string[] {
+  const holders = writable.filter((directory) => path.startsWith(`${directory}/`));
+  if (holders.length === 0) return [];
+  const holder = holders.reduce((a, b) => (b.length > a.length ? b : a));
+  const between: string[] = [];
+  for (let at = path.indexOf("/", holder.length + 1); at !== -1; at = path.indexOf("/", at + 1)) {
+    between.push(path.slice(0, at));
+  }
+  return between;
 }

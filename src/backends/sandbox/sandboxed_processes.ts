@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { statSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { ToolError } from "../../errors.ts";
 import type { ProcessBackend, ProcessOutput } from "../process.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
@@ -28,13 +28,29 @@ export function gitDirectories(writable: readonly string[]): string[] {
   for (const directory of writable) {
     if (directory.endsWith("/.git")) found.push(directory);
     const inside = `${directory === "/" ? "" : directory}/.git`;
+    // Only a directory that is itself there: a link named .git (a command may make one) would
+    // have bwrap mount, writable, whatever it leads to.
+    if (isRealDirectory(inside)) found.push(inside);
+  }
+  for (const git of found) {
+    // A repository without hooks (git init --template=) gets an empty directory, mounted read-only
+    // like any other: a missing one would be left for a command to make.
     try {
-      if (statSync(inside).isDirectory()) found.push(inside);
+      mkdirSync(`${git}/hooks`);
     } catch {
-      // No repository here (yet).
+      // There already, or not ours to make: bwrap mounts what is there.
     }
   }
   return found;
+}
+
+/** Whether `path` is a directory, not a link to one, at its own real path. */
+function isRealDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory() && realpathSync(path) === path;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `path` is a directory now (following links, as bwrap does). */
