@@ -7,7 +7,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -92,7 +92,13 @@ function quoted(word: string): string {
  */
 async function runDeno(
   args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string; terminal?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    cwd?: string;
+    terminal?: boolean;
+    /** A file the child inherits open for appending on descriptor 7, without close-on-exec. */
+    descriptor7?: string;
+  } = {},
 ): Promise<Ended> {
   // Deno.Command, not node:child_process: Deno's Node layer rewrites commands that start Deno.
   const { Deno: deno } = globalThis as unknown as { Deno: DenoLike };
@@ -100,6 +106,15 @@ async function runDeno(
   const child = new deno.Command("bash", {
     args: options.terminal
       ? ["-c", 'exec script -qec "$1" /dev/null', "bash", command]
+      : options.descriptor7 !== undefined
+      ? [
+        "-c",
+        'exec 7>>"$1"; shift; exec "$@"',
+        "bash",
+        options.descriptor7,
+        deno.execPath(),
+        ...args,
+      ]
       : ["-c", 'exec "$@"', "bash", deno.execPath(), ...args],
     cwd: options.cwd,
     env: options.env,
@@ -228,7 +243,7 @@ test(
 );
 
 test(
-  "Deno host under the documented flags with sandbox: bash runs in bubblewrap (a write outside the working directory fails with EROFS)",
+  "Deno host under the documented flags with sandbox: bash runs in bubblewrap (a write outside the working directory fails with EROFS, a descriptor the host inherited is closed inside)",
   {
     skip: skip ||
       ((await sh("command -v bwrap || true")).trim() === "" && "bwrap is not installed"),
@@ -246,15 +261,19 @@ test(
       assert.ok(flags.includes("--allow-run=bash,bwrap"), flags.join(" "));
       // Outside the working directory, on the read-only root: the user's home (/tmp is private inside).
       const outside = join(homedir(), `owt-sbx-${crypto.randomUUID()}`);
+      // A file outside that the host holds open on descriptor 7 (inherited, not close-on-exec).
+      const held = join(dir.path, "held.log");
       const seen = lastLine<{ error?: string; exit_code: number; stdout: string; stderr: string }>(
         await runDeno(["run", "--quiet", ...flags, fixture("sandbox_host.ts"), root, outside], {
           env,
+          descriptor7: held,
         }),
       );
       assert.equal(seen.error, undefined);
       assert.equal(seen.stdout, "inside\n");
       assert.match(seen.stderr, /Read-only file system/);
       await assert.rejects(stat(outside), { code: "ENOENT" });
+      assert.equal(await readFile(held, "utf8"), "", "the inherited descriptor was closed inside");
     } finally {
       await dir.cleanup();
     }

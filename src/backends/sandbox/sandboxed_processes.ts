@@ -62,6 +62,14 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/**
+ * Run first inside the sandbox: closes every descriptor past standard error
+ * that the process inherited (one the host opened on a file outside, say,
+ * without close-on-exec), then runs the command in its place.
+ */
+const CLOSE_INHERITED = "for fd in /proc/self/fd/*; do fd=${fd##*/}; " +
+  'if [ "$fd" -gt 2 ] && [ -e "/proc/self/fd/$fd" ]; then exec {fd}>&-; fi; done; exec "$@"';
+
 /** Wraps `inner` so that every process it starts runs in the sandbox of `plan`. */
 export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): ProcessBackend {
   return {
@@ -87,6 +95,10 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
         command: plan.bwrap,
         args: [
           ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
+          "bash",
+          "-c",
+          CLOSE_INHERITED,
+          "bash",
           request.command,
           ...request.args,
         ],
