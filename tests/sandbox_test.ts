@@ -646,3 +646,23 @@ test(
     }
   },
 );
+
+test("沙箱 (bash sandbox): the host's processes can be neither seen nor signalled nor traced", {
+  skip: skip ?? false,
+}, async () => {
+  const s = await bareScene(() => Promise.resolve());
+  try {
+    const host = String(process.pid);
+    // PTRACE_SEIZE: traces without stopping the host, were it reached.
+    const data = await s.bash(
+      `kill -0 ${host} 2>&1 || echo no-signal; test -e /proc/${host}/mem || echo no-proc; ` +
+        `python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).ptrace(0x4206, ${host}, 0, 0) == 0 else 1)' ` +
+        "2>/dev/null || echo no-trace",
+    );
+    assert.match(data.stdout, /no-signal/, JSON.stringify(data));
+    assert.match(data.stdout, /no-proc/);
+    assert.match(data.stdout, /no-trace/);
+  } finally {
+    await s.cleanup();
+  }
+});
