@@ -279,6 +279,36 @@ test("MCP stdio: on a connection that opened with initialize, the 2026-07-28 env
   });
 });
 
+test("MCP stdio: a first request whose 2026-07-28 envelope the server refuses chooses no revision: requests without initialize still get -32600, and either revision may open the connection after", async () => {
+  for (const opening of ["2025", "2026-07-28"]) {
+    await withServer(async (server) => {
+      // No clientCapabilities in the envelope: refused before any engine is made.
+      const refused = await server.request("bad-envelope", "ping", {
+        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" },
+      });
+      assert.ok(refused.error !== undefined, JSON.stringify(refused).slice(0, 300));
+      const listed = await server.request("list", "tools/list");
+      assert.equal(listed.error?.code, -32600, JSON.stringify(listed).slice(0, 300));
+      const read = await server.request("read", "tools/call", {
+        name: "read",
+        arguments: { path: "a.txt" },
+      });
+      assert.equal(read.error?.code, -32600, JSON.stringify(read).slice(0, 300));
+      if (opening === "2025") {
+        await server.initialize();
+        await server.stillServes("after");
+      } else {
+        const served = await server.request("enveloped", "tools/call", {
+          name: "read",
+          arguments: { path: "a.txt" },
+          _meta: ENVELOPE,
+        });
+        assert.equal(served.result?.isError, false, JSON.stringify(served).slice(0, 300));
+      }
+    });
+  }
+});
+
 test("MCP stdio 2026-07-28: a request the revision's JSON-RPC schema refuses (a progressToken not a string or number, params an array) gets -32600 with its id, first or later, and the connection keeps serving", async () => {
   await withServer(async (server) => {
     const read = (progressToken: unknown) => ({

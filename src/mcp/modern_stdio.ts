@@ -10,7 +10,7 @@
 import { isJSONRPCRequest } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { FinalizedToolset } from "../contract/toolset.ts";
-import type { EraChannel } from "./eras.ts";
+import type { Era, EraChannel } from "./eras.ts";
 import { errorReply, JSONRPC_ERROR, type JsonRpcMessage } from "./jsonrpc.ts";
 import type { RequestChecks } from "./request_checks.ts";
 import { createModernEngine, type ModernEngine } from "./modern.ts";
@@ -24,6 +24,8 @@ export interface ModernConnection {
   toolsets(): FinalizedToolset[];
   /** Ends it. */
   close(): Promise<void>;
+  /** The revision the server package serves the connection in, once it made an engine for it. */
+  era(): Era | undefined;
   /** Sends a warning to a 2025-era client that has initialized (2026-07-28 has no logging). */
   warn(message: string): void;
 }
@@ -106,6 +108,7 @@ export function serveModernStdio(
     onerror: report,
   });
   return {
+    era: () => (modern !== undefined ? "modern" : legacies.length > 0 ? "legacy" : undefined),
     toolsets: () => [...(modern?.toolsets() ?? []), ...legacies.flatMap((made) => made.toolsets())],
     close: () => served.close(),
     warn(message) {

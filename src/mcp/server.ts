@@ -164,11 +164,24 @@ export async function serveStdio(
   ]);
   // The 2025-era checks of createMcpServer's engine, kept in front of the server package.
   const checks = new RequestChecks(packageSchemaProblem);
-  const channel = new EraChannel(wire, (message) => checks.sent(message));
   let era: Era | undefined;
+  /** The request that chose 2026-07-28, until the server package made that revision's engine. */
+  let chooser: { id: unknown } | null = null;
+  const channel = new EraChannel(wire, (message) => {
+    checks.sent(message);
+    // A request that chose 2026-07-28 and was refused before the server package made that
+    // revision's engine (an envelope it does not accept) chose nothing: the revision is still
+    // open, and the transport's gate closed, as after a failed initialize.
+    if (chooser === null || !("error" in message) || message.id !== chooser.id) return;
+    chooser = null;
+    if (connection?.era() === "modern") return;
+    era = undefined;
+    wire.forgetEra();
+  });
   wire.onmessage = (message) => {
     if (era === undefined && typeof message.method === "string" && "id" in message) {
       era = eraChosenBy(message);
+      if (era === "modern") chooser = { id: message.id };
       // Both eras answer a ping: one before the first request that chooses the revision is
       // answered here, so that the server package does not take it for a 2025-era opening.
       if (era === undefined && message.method === "ping") {

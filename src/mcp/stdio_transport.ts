@@ -129,6 +129,16 @@ export class StdioTransport {
     return Promise.resolve();
   }
 
+  /**
+   * Forgets the revision the connection's first request chose, when that
+   * request was refused before it chose anything: the next request chooses,
+   * and until an initialize the connection stays closed to the 2025
+   * revisions' requests.
+   */
+  forgetEra(): void {
+    this.#era = undefined;
+  }
+
   /** Writes one message as a line; resolves when the output has taken it. */
   send(message: TransportMessage): Promise<void> {
     // An initialize that failed leaves the session uninitialized.
