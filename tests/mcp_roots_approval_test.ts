@@ -225,3 +225,40 @@ test("MCP roots: two list_changed refreshes at once make one toolset for their r
   assert.equal(current, made[0]);
   for (const toolset of made) assert.ok(roots.all().includes(toolset));
 });
+
+test("MCP roots: a burst of list_changed while a read is under way costs one more read, and the calls after it get the last roots", async () => {
+  const fake = (workingDirectory: string) =>
+    ({
+      session: {
+        workingDirectory,
+        filesystem: { realPath: (path: string) => Promise.resolve(path) },
+        processes: { shutdown: () => Promise.resolve() },
+      },
+    }) as unknown as FinalizedToolset;
+  let reads = 0;
+  let answer = "file:///first";
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const roots = new ClientRoots(
+    {
+      declared: () => true,
+      list: async () => {
+        reads++;
+        // The first read waits: the burst comes while it is under way.
+        if (reads === 1) await held;
+        return { roots: [{ uri: answer }] };
+      },
+    },
+    fake("/fallback"),
+    (root) => Promise.resolve(fake(root)),
+    () => {},
+  );
+  roots.refresh();
+  for (let i = 0; i < 2000; i++) roots.refresh();
+  answer = "file:///last";
+  release();
+  // Settles once both reads are done.
+  while (reads < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+  assert.equal((await roots.current()).session.workingDirectory, "/last");
+  assert.equal(reads, 2);
+});

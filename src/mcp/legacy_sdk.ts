@@ -12,7 +12,7 @@ import * as v from "valibot";
 import { Server, type ServerContext, specTypeSchemas } from "@modelcontextprotocol/server";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress } from "../contract/result.ts";
-import { ClientRoots } from "./roots.ts";
+import { ClientRoots, ROOTS_TIMEOUT_MS } from "./roots.ts";
 import { answer, structuredTools, toolList } from "./tool_answer.ts";
 import { APPROVAL_FORM, decideByElicitation } from "./elicit_approval.ts";
 import type { McpServerOptions } from "./options.ts";
@@ -92,7 +92,8 @@ export function createLegacyInstance(
   const roots = new ClientRoots(
     {
       declared: () => make !== undefined && server.getClientCapabilities()?.roots !== undefined,
-      list: async () => v.parse(Roots, await server.listRoots()),
+      list: async () =>
+        v.parse(Roots, await server.listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS })),
     },
     toolset,
     make ?? (() => Promise.resolve(toolset)),

@@ -10,6 +10,13 @@ import { fileURLToPath } from "node:url";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { MAX_ROOTS } from "./options.ts";
 
+/**
+ * How long a `roots/list` is waited for: the calls that follow a change of
+ * roots wait for its answer, and a client that never answers would hold
+ * them up for the request's default timeout (a minute) each time.
+ */
+export const ROOTS_TIMEOUT_MS = 10_000;
+
 /** What the roots need of the MCP server. */
 export interface RootsSource {
   /** Whether the client declared the `roots` capability. */
@@ -29,6 +36,8 @@ export class ClientRoots {
   readonly #made = new Map<string, FinalizedToolset>();
   readonly #fallback: Promise<FinalizedToolset>;
   #current: Promise<FinalizedToolset>;
+  #reading = false;
+  #again = false;
 
   /**
    * Roots from `source`, with toolsets made by `make` for a root's path;
@@ -57,15 +66,30 @@ export class ClientRoots {
     return [...new Set(this.#made.values())];
   }
 
-  /** Reads the client's roots again; a failure keeps the working directory and is reported. */
+  /**
+   * Reads the client's roots again; a failure keeps the working directory
+   * and is reported. Refreshes asked for while a read is under way are one
+   * more read, after it: a burst of changes costs two reads, not one each.
+   */
   refresh(): void {
     if (!this.#source.declared()) return;
+    if (this.#reading) {
+      this.#again = true;
+      return;
+    }
+    this.#reading = true;
     const before = this.#current;
     // One read at a time: two at once would both miss a root not yet made, make it twice, and
     // keep only one, leaving the other's processes running past the server (and the cap short).
     this.#current = before.then(() => this.#read()).catch(async (error) => {
       this.#warn(`The client's roots were not used: ${(error as Error).message}`);
       return await before;
+    }).finally(() => {
+      this.#reading = false;
+      if (this.#again) {
+        this.#again = false;
+        this.refresh();
+      }
     });
   }
 

@@ -13,7 +13,7 @@
  */
 import process from "node:process";
 import * as v from "valibot";
-import { ClientRoots } from "./roots.ts";
+import { ClientRoots, ROOTS_TIMEOUT_MS } from "./roots.ts";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress } from "../contract/result.ts";
 import { McpServer } from "./protocol.ts";
@@ -73,7 +73,11 @@ export function createMcpServer(
   const roots = new ClientRoots(
     {
       declared: () => make !== undefined && server.getClientCapabilities()?.roots !== undefined,
-      list: async () => v.parse(Roots, await server.request("roots/list", undefined)),
+      list: async () =>
+        v.parse(
+          Roots,
+          await server.request("roots/list", undefined, { timeoutMs: ROOTS_TIMEOUT_MS }),
+        ),
     },
     toolset,
     make ?? (() => Promise.resolve(toolset)),
