@@ -7,19 +7,13 @@
  *
  * @module
  */
-import process from "node:process";
-import * as v from "valibot";
 import { Server, type ServerContext, specTypeSchemas } from "@modelcontextprotocol/server";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress } from "../contract/result.ts";
-import { ClientRoots, ROOTS_TIMEOUT_MS } from "./roots.ts";
+import { serverRoots } from "./roots.ts";
 import { answer, structuredTools, toolList } from "./tool_answer.ts";
 import { APPROVAL_FORM, decideByElicitation } from "./elicit_approval.ts";
 import type { McpServerOptions } from "./options.ts";
-
-const Roots = v.object({
-  roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
-});
 
 type Issue = {
   readonly message: string;
@@ -88,22 +82,11 @@ export function createLegacyInstance(
     { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
     { capabilities: { tools: {}, logging: {} } },
   );
-  const make = options.toolsetForRoot;
-  const roots = new ClientRoots(
-    {
-      declared: () => make !== undefined && server.getClientCapabilities()?.roots !== undefined,
-      list: async () =>
-        v.parse(Roots, await server.listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS })),
-    },
-    toolset,
-    make ?? (() => Promise.resolve(toolset)),
-    (message) => {
-      // A root that cannot be used is a server-side warning: on stderr, and to the client.
-      process.stderr.write(`openwork-tools: ${message}\n`);
-      void server.sendLoggingMessage({ level: "warning", logger: "openwork-tools", data: message })
-        .catch(() => {});
-    },
-  );
+  const roots = serverRoots(toolset, options.toolsetForRoot, {
+    declaresRoots: () => server.getClientCapabilities()?.roots !== undefined,
+    listRoots: (timeout) => server.listRoots(undefined, { timeout }),
+    warn: (data) => server.sendLoggingMessage({ level: "warning", logger: "openwork-tools", data }),
+  });
   server.oninitialized = () => roots.refresh();
   server.setNotificationHandler("notifications/roots/list_changed", () => roots.refresh());
   server.setRequestHandler("tools/list", () => ({ tools: toolList(toolset) }) as never);

@@ -7,6 +7,8 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import process from "node:process";
+import * as v from "valibot";
 import type { FinalizedToolset } from "../contract/toolset.ts";
 import { MAX_ROOTS } from "./options.ts";
 
@@ -124,4 +126,43 @@ export class ClientRoots {
     this.#made.set(path, toolset);
     return toolset;
   }
+}
+
+const RootsAnswer = v.object({
+  roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
+});
+
+/** What a 2025-era server gives its roots: the client it talks to. */
+export interface RootsClient {
+  /** Whether the client declared the `roots` capability. */
+  declaresRoots(): boolean;
+  /** Sends `roots/list`, waited for at most `timeoutMs`; resolves with the client's answer. */
+  listRoots(timeoutMs: number): Promise<unknown>;
+  /** Sends a warning to the client (`notifications/message`). */
+  warn(message: string): Promise<unknown>;
+}
+
+/**
+ * The roots of a 2025-era server for `toolset`: read from `client` when the
+ * host gives `make` (a toolset for a root's path), else the toolset's own
+ * directory. A root that cannot be used is a warning on stderr and to the
+ * client.
+ */
+export function serverRoots(
+  toolset: FinalizedToolset,
+  make: ((root: string) => Promise<FinalizedToolset>) | undefined,
+  client: RootsClient,
+): ClientRoots {
+  return new ClientRoots(
+    {
+      declared: () => make !== undefined && client.declaresRoots(),
+      list: async () => v.parse(RootsAnswer, await client.listRoots(ROOTS_TIMEOUT_MS)),
+    },
+    toolset,
+    make ?? (() => Promise.resolve(toolset)),
+    (message) => {
+      process.stderr.write(`openwork-tools: ${message}\n`);
+      void client.warn(message).catch(() => {});
+    },
+  );
 }

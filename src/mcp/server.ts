@@ -13,7 +13,7 @@
  */
 import process from "node:process";
 import * as v from "valibot";
-import { ClientRoots, ROOTS_TIMEOUT_MS } from "./roots.ts";
+import { serverRoots } from "./roots.ts";
 import type { ApprovalRequest, FinalizedToolset } from "../contract/toolset.ts";
 import type { ToolProgress } from "../contract/result.ts";
 import { McpServer } from "./protocol.ts";
@@ -27,10 +27,6 @@ import { answer, structuredTools, toolList } from "./tool_answer.ts";
 import { APPROVAL_FORM, decideByElicitation } from "./elicit_approval.ts";
 
 export { ARTIFACTS_META_KEY } from "./tool_answer.ts";
-
-const Roots = v.object({
-  roots: v.array(v.looseObject({ uri: v.string(), name: v.optional(v.string()) })),
-});
 
 const Elicited = v.looseObject({
   action: v.picklist(["accept", "decline", "cancel"]),
@@ -69,25 +65,11 @@ export function createMcpServer(
     info: { name: options.name ?? "openwork-tools", version: options.version ?? "0.0.0" },
     capabilities: { tools: {}, logging: {} },
   });
-  const make = options.toolsetForRoot;
-  const roots = new ClientRoots(
-    {
-      declared: () => make !== undefined && server.getClientCapabilities()?.roots !== undefined,
-      list: async () =>
-        v.parse(
-          Roots,
-          await server.request("roots/list", undefined, { timeoutMs: ROOTS_TIMEOUT_MS }),
-        ),
-    },
-    toolset,
-    make ?? (() => Promise.resolve(toolset)),
-    (message) => {
-      // A root that cannot be used is a server-side warning: on stderr, and to the client.
-      process.stderr.write(`openwork-tools: ${message}\n`);
-      void server.sendLoggingMessage({ level: "warning", logger: "openwork-tools", data: message })
-        .catch(() => {});
-    },
-  );
+  const roots = serverRoots(toolset, options.toolsetForRoot, {
+    declaresRoots: () => server.getClientCapabilities()?.roots !== undefined,
+    listRoots: (timeoutMs) => server.request("roots/list", undefined, { timeoutMs }),
+    warn: (data) => server.sendLoggingMessage({ level: "warning", logger: "openwork-tools", data }),
+  });
   server.oninitialized = () => roots.refresh();
   server.setNotificationHandler("notifications/roots/list_changed", () => roots.refresh());
 
