@@ -195,16 +195,19 @@ test("MCP roots: a directory named in several spellings, or through a link, make
   }
 });
 
+/** A toolset with only what ClientRoots uses of one: its directory, realPath and shutdown. */
+function fake(workingDirectory: string): FinalizedToolset {
+  return {
+    session: {
+      workingDirectory,
+      filesystem: { realPath: (path: string) => Promise.resolve(path) },
+      processes: { shutdown: () => Promise.resolve() },
+    },
+  } as unknown as FinalizedToolset;
+}
+
 test("MCP roots: two list_changed refreshes at once make one toolset for their root, and every toolset made ends with the server", async () => {
   // Made by hand so that the interleaving is fixed: each step is a resolved promise.
-  const fake = (workingDirectory: string) =>
-    ({
-      session: {
-        workingDirectory,
-        filesystem: { realPath: (path: string) => Promise.resolve(path) },
-        processes: { shutdown: () => Promise.resolve() },
-      },
-    }) as unknown as FinalizedToolset;
   const made: FinalizedToolset[] = [];
   const make = async (root: string) => {
     for (let i = 0; i < 5; i++) await null;
@@ -227,14 +230,6 @@ test("MCP roots: two list_changed refreshes at once make one toolset for their r
 });
 
 test("MCP roots: a burst of list_changed while a read is under way costs one more read, and the calls after it get the last roots", async () => {
-  const fake = (workingDirectory: string) =>
-    ({
-      session: {
-        workingDirectory,
-        filesystem: { realPath: (path: string) => Promise.resolve(path) },
-        processes: { shutdown: () => Promise.resolve() },
-      },
-    }) as unknown as FinalizedToolset;
   let reads = 0;
   let answer = "file:///first";
   let release = () => {};
