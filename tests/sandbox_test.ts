@@ -74,6 +74,17 @@ async function listing(path: string): Promise<string> {
   return out + contents;
 }
 
+/** One bash call of `session`, approved. */
+function approvedBash(session: ToolSessionContext, command: string): Promise<ToolResult> {
+  return finalizeToolset({ session }).call({
+    name: "bash",
+    input: { command },
+    callId: "sandbox",
+    signal: new AbortController().signal,
+    approve: () => Promise.resolve(true),
+  });
+}
+
 async function scene(): Promise<Scene> {
   const { path: root, cleanup } = await tempDir();
   const id = `owt-sbx-${crypto.randomUUID()}`;
@@ -104,14 +115,7 @@ async function scene(): Promise<Scene> {
         sandbox: true,
         ...(processes === undefined ? {} : { processes }),
       }),
-    bash: (session, command) =>
-      finalizeToolset({ session }).call({
-        name: "bash",
-        input: { command },
-        callId: "sandbox",
-        signal: new AbortController().signal,
-        approve: () => Promise.resolve(true),
-      }),
+    bash: approvedBash,
     async outsideState() {
       const parts = [
         await listing(outside),
@@ -551,16 +555,7 @@ async function bareScene(prepare: (work: string) => Promise<unknown>, skillRoot?
     sandbox: true,
     ...(skillRoot === undefined ? {} : { skillRoot: join(path, skillRoot) }),
   });
-  const bash = async (command: string) =>
-    output(
-      await finalizeToolset({ session }).call({
-        name: "bash",
-        input: { command },
-        callId: "sandbox",
-        signal: new AbortController().signal,
-        approve: () => Promise.resolve(true),
-      }),
-    );
+  const bash = async (command: string) => output(await approvedBash(session, command));
   return {
     work: path,
     bash,
