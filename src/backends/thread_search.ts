@@ -221,19 +221,11 @@ export async function* scanHere(
 
 /**
  * Matches the entries of a walk on this thread against a glob, yielding the
- * matching paths in walk order; stops having taken `entries` entries, or,
- * past the first entry, before the next once `until` returns `true`.
+ * matching paths in walk order.
  */
-export async function* globHere(
-  walk: ThreadWalk,
-  glob: TreeGlob,
-  entries: number = Number.POSITIVE_INFINITY,
-  until: () => boolean = () => false,
-): AsyncGenerator<string[]> {
+export async function* globHere(walk: ThreadWalk, glob: TreeGlob): AsyncGenerator<string[]> {
   const matches = globMatcher(glob.pattern);
-  for (let taken = 0; taken < entries && !(taken > 0 && until()); taken++) {
-    const entry = await walk.next();
-    if (entry === null) return;
+  for (let entry; (entry = await walk.next()) !== null;) {
     if (matches(entry.relative)) yield [entry.display];
   }
 }
