@@ -59,7 +59,7 @@ def watch_stdin():
     stopping.set()
 threading.Thread(target=watch_stdin, daemon=True).start()
 counts = {"versions": 0, "checks": 0, "edited": 0, "lost": 0, "unrecognized": 0, "transient": 0,
-          "missing": 0}
+          "missing": 0, "displaced": 0}
 examples = []
 class Vanished(Exception):
     pass
@@ -111,11 +111,20 @@ def write(n):
             f.write(data)
         os.rename(temporary, target)
         return
-    fd = retrying(lambda: os.open(target, os.O_WRONLY | os.O_TRUNC))
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    # An in-place writer's open looks the name up before it truncates: if another process moved
+    # the file aside in between, the bytes land in a file no longer at the path. Such a write
+    # never became the file's version, so it is made again until the path holds what was written.
+    while True:
+        fd = retrying(lambda: os.open(target, os.O_WRONLY | os.O_TRUNC))
+        try:
+            os.write(fd, data)
+            written = os.fstat(fd)
+            at_path = retrying(lambda: os.lstat(target))
+        finally:
+            os.close(fd)
+        if (written.st_dev, written.st_ino) == (at_path.st_dev, at_path.st_ino):
+            return
+        counts["displaced"] += 1
 print("ready", flush=True)
 end = time.monotonic() + seconds
 n = 0
@@ -358,6 +367,7 @@ for (const fixture of [...fixtures, ...inThreadFixtures]) {
           `工具语义 (${name}) ${mode} writer: ${counts.versions} versions, ${counts.checks} checks ` +
             `(${counts.edited} found edited), ${counts.lost} lost, ${counts.unrecognized} unrecognized, ` +
             `${counts.transient} overwritten and put back, ` +
+            `${counts.displaced} written into a file moved aside meanwhile and made again, ` +
             `${counts.missing} reads of a missing file; ${edits} edits: ${succeeded} succeeded, ` +
             `${stale} stale_edit, others ${JSON.stringify(otherCodes)}; undo ${
               JSON.stringify(undos)
