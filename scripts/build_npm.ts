@@ -146,6 +146,7 @@ const DENO_ONLY = [
   "tests/fixtures/flags_host.ts",
   "tests/fixtures/guard_agent.ts",
   "tests/fixtures/outside_host.ts",
+  "tests/fixtures/overflow_watch_worker.ts",
   "tests/fixtures/race_agent.ts",
   "tests/fixtures/route_agent.ts",
   "tests/fixtures/terminal_agent.ts",

@@ -13,7 +13,12 @@ import { createRequire, syncBuiltinESMExports } from "node:module";
 import * as fs from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import type { TreeWatcher } from "../src/index/watch.ts";
+import {
+  fencedWatcher,
+  type FenceEvents,
+  type TreeWatcher,
+  type Watches,
+} from "../src/index/watch.ts";
 import { watchTreeNode } from "../src/backends/node/watch.ts";
 import { defaultWatchTree as watchTree } from "#default-backends";
 import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
@@ -504,3 +509,112 @@ if (deno !== undefined) {
     },
   });
 }
+
+/**
+ * Deno's watcher over a new directory, its thread wrapped so that the test
+ * can drop its events and post the kernel's overflow (see
+ * `fixtures/overflow_watch_worker.ts`), with what it reported.
+ */
+async function overflowable() {
+  // Computed, so that the Node build (which ships no Deno adapter) neither compiles nor resolves it.
+  const adapter = "../src/backends/deno/watch.ts";
+  const { denoWatches } = await import(adapter) as {
+    denoWatches: (root: string, fences: FenceEvents, worker: URL) => Promise<Watches>;
+  };
+  const name = `overflow-${process.pid}-${Date.now()}`;
+  const worker = new URL(`./fixtures/overflow_watch_worker.ts?channel=${name}`, import.meta.url);
+  const channel = new BroadcastChannel(name);
+  /** Says `word` to the watch's thread and waits for its `answer`. */
+  const say = (word: string, answer: string) => {
+    const answered = new Promise<void>((resolve) => {
+      channel.onmessage = ({ data }) => {
+        if (data === answer) resolve();
+      };
+    });
+    channel.postMessage(word);
+    return answered;
+  };
+  const dir = await tempDir();
+  const root = await fs.realpath(dir.path);
+  const changed: string[] = [];
+  const losses: string[] = [];
+  const misses: string[] = [];
+  const watcher = await fencedWatcher(
+    root,
+    {
+      changed: (path) => changed.push(path),
+      lost: (reason) => losses.push(reason),
+      missed: (reason) => misses.push(reason),
+    },
+    {},
+    (fences) => denoWatches(root, fences, worker),
+  );
+  return {
+    root,
+    watcher,
+    changed,
+    losses,
+    misses,
+    say,
+    async close() {
+      channel.close();
+      await watcher.close();
+      await dir.cleanup();
+    },
+  };
+}
+
+test(
+  "watch: when the kernel's event queue overflows, Deno's watch is made anew and the loss is a miss, not a loss",
+  { skip: !underDeno && "Deno's watcher only" },
+  async () => {
+    const { root, watcher, changed, losses, misses, say, close } = await overflowable();
+    try {
+      await fs.writeFile(join(root, "before.txt"), "before\n");
+      assert.equal(await watcher.fence(), true);
+      assert.ok(changed.includes(join(root, "before.txt")));
+      // The kernel drops what comes now, a new directory's creation among it.
+      await say("drop", "dropping");
+      await fs.mkdir(join(root, "made"));
+      await fs.writeFile(join(root, "made", "during.txt"), "during\n");
+      const during = watcher.fence();
+      await say("overflow", "overflowed");
+      // The fence under way ends once the watch is made anew, the miss reported before it.
+      assert.equal(await during, true);
+      assert.deepEqual(losses, []);
+      assert.equal(misses.length, 1);
+      assert.match(misses[0], /overflowed; the watch was made anew/);
+      assert.ok(!changed.includes(join(root, "made", "during.txt")), "a dropped event came");
+      // The new watch covers the directory whose creation was dropped.
+      await fs.writeFile(join(root, "made", "after.txt"), "after\n");
+      assert.equal(await watcher.fence(), true);
+      assert.ok(changed.includes(join(root, "made", "after.txt")));
+      assert.deepEqual(losses, []);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test(
+  "watch: when Deno's watch drops events without a word, a fence that waited in vain has it made anew and reports a miss, not a loss",
+  { skip: !underDeno && "Deno's watcher only" },
+  async () => {
+    const { root, watcher, changed, losses, misses, say, close } = await overflowable();
+    try {
+      await say("drop", "dropping");
+      await fs.mkdir(join(root, "made"));
+      // No event of its cookie comes: the fence waits its time, then has the watch made anew.
+      assert.equal(await watcher.fence(), true);
+      assert.deepEqual(losses, []);
+      assert.equal(misses.length, 1);
+      assert.match(misses[0], /no event of a fence came within \d+ ms; the watch was made anew/);
+      await fs.writeFile(join(root, "made", "after.txt"), "after\n");
+      assert.equal(await watcher.fence(), true);
+      assert.ok(changed.includes(join(root, "made", "after.txt")));
+      assert.deepEqual(losses, []);
+    } finally {
+      await close();
+    }
+  },
+);

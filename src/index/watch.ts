@@ -71,7 +71,8 @@ export interface TreeWatcher {
   remove(directory: string): void;
   /**
    * Resolves `true` once every change made before the call has been
-   * reported through `changed`; `false` when that cannot be shown (the
+   * reported through `changed`, or once the watches were made anew after
+   * dropping events and that miss was reported; `false` when neither can be shown (the
    * watcher was lost or closed, the signal aborted, or the cookie's event did
    * not come within {@link FENCE_TIMEOUT_MS}).
    */
@@ -154,6 +155,7 @@ export async function fencedWatcher(
     }
     const fences = new Fences(fenceDirectory, handlers);
     const watches = await start(fences);
+    if (watches.remake !== undefined) fences.remake = (reason) => watches.remake?.(reason);
     return {
       perDirectory: watches.perDirectory,
       add: (directory) => watches.add(directory),
@@ -197,6 +199,13 @@ export interface Watches {
   remove(directory: string): void;
   /** Ends every watch (and, for an event stream, waits for it to end). */
   close(): Promise<void>;
+  /**
+   * Makes every watch anew, when the runtime's watch may drop events without
+   * a word: a fence whose cookie's event does not come in time asks for it.
+   * Ends with {@link FenceEvents.remade}, or {@link FenceEvents.lose} when
+   * the watch cannot be made. Absent: such a fence fails.
+   */
+  remake?(reason: string): void;
 }
 
 /** Where a runtime's watches send what they see (see {@link fencedWatcher}). */
@@ -213,6 +222,14 @@ export interface FenceEvents {
   lose(reason: string): void;
   /** Events may have been dropped, but the watches are still in place (see {@link WatchHandlers.missed}). */
   miss(reason: string): void;
+  /**
+   * Events were dropped, and the watches have been made anew since: reports
+   * the miss, then ends every fence under way with `true`, as its cookie's
+   * events may have been among those dropped. A fence's caller reads the
+   * misses after its fence (see {@link WatchHandlers.missed}), so it looks at
+   * the whole tree again before it relies on what was reported.
+   */
+  remade(reason: string): void;
 }
 
 /** One waiter for a cookie's next event. */
@@ -232,6 +249,8 @@ class Fences implements FenceEvents {
   #count = 0;
   #lost = false;
   closed = false;
+  /** The watches' {@link Watches.remake}, once they are started. */
+  remake: ((reason: string) => void) | undefined;
 
   constructor(readonly directory: string, readonly handlers: WatchHandlers) {}
 
@@ -253,6 +272,14 @@ class Fences implements FenceEvents {
     if (this.#lost || this.closed) return;
     if (this.handlers.missed === undefined) this.lose(reason);
     else this.handlers.missed(reason);
+  }
+
+  remade(reason: string): void {
+    this.miss(reason);
+    if (this.#lost || this.closed) return;
+    const waiters = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const waiter of waiters) waiter(true);
   }
 
   /** An event for `path` in the fence directory: wakes the fence waiting on that cookie. */
@@ -297,16 +324,36 @@ class Fences implements FenceEvents {
   async #fence(signal?: AbortSignal): Promise<boolean> {
     const name = `${this.#prefix}${++this.#count}`;
     const path = join(this.directory, name);
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timers: ReturnType<typeof setTimeout>[] = [];
     let onAbort: (() => void) | undefined;
-    // One deadline for the whole fence: it ends whichever wait is pending.
-    const expired = new Promise<false>((resolve) => {
-      // Referenced: a pending fence (a search waiting for its answer) keeps
-      // the process alive, which the watches alone (not persistent) do not.
-      timer = setTimeout(() => resolve(false), FENCE_TIMEOUT_MS);
+    const aborted = new Promise<false>((resolve) => {
       onAbort = () => resolve(false);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
+    // Referenced: a pending fence (a search waiting for its answer) keeps
+    // the process alive, which the watches alone (not persistent) do not.
+    const deadline = () =>
+      Promise.race([
+        aborted,
+        new Promise<false>((resolve) => timers.push(setTimeout(resolve, FENCE_TIMEOUT_MS, false))),
+      ]);
+    // One deadline for the whole fence: it ends whichever wait is pending.
+    let expired = deadline();
+    let remade = false;
+    /** Waits for a cookie's event; when none comes in time, has the watches made anew, once. */
+    const wait = async (event: Promise<boolean>) => {
+      if (await Promise.race([event, expired])) return true;
+      // The runtime may have dropped events without a word: a watch that can be made anew is,
+      // and the fence ends once it is (see `remade`), or is lost.
+      const remake = this.remake;
+      if (remade || remake === undefined || signal?.aborted || this.#lost || this.closed) {
+        return false;
+      }
+      remade = true;
+      expired = deadline();
+      remake(`no event of a fence came within ${FENCE_TIMEOUT_MS} ms`);
+      return await Promise.race([event, expired]);
+    };
     /** Waits for the cookie's next event; registered before the change that causes it. */
     const next = () =>
       new Promise<boolean>((resolve) => {
@@ -322,7 +369,7 @@ class Fences implements FenceEvents {
       } catch {
         return false;
       }
-      if (!await Promise.race([created, expired])) return false;
+      if (!await wait(created)) return false;
       // Waiting for the removal's event as well makes the fence span two
       // reads of the event queue: a recursive watcher adds its watches on the
       // directories created in one read before it makes the next, so every
@@ -334,10 +381,10 @@ class Fences implements FenceEvents {
         return false;
       }
       written = false;
-      return await Promise.race([removed, expired]);
+      return await wait(removed);
     } finally {
       this.#waiting.delete(name);
-      clearTimeout(timer);
+      for (const timer of timers) clearTimeout(timer);
       if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
       if (written) await rm(path, { force: true }).catch(() => {});
     }

@@ -9,6 +9,7 @@ import "./permission_query.ts"; // registers Deno's answer to permissionState
 import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import {
+  describe,
   fencedWatcher,
   type FenceEvents,
   isWithin,
@@ -57,6 +58,9 @@ export function watchTreeDeno(
   );
 }
 
+/** The module of the thread that holds the watch. */
+const WATCH_WORKER = new URL("./watch_worker.ts", import.meta.url);
+
 /**
  * One recursive `Deno.watchFs` over the root and the fence directory.
  *
@@ -69,8 +73,22 @@ export function watchTreeDeno(
  *
  * Events of kind `access` are not reported: reading a file is not a change,
  * and every write that changes content also yields a `modify` event.
+ *
+ * When the kernel's event queue overflows (an event flagged `rescan`), the
+ * events it dropped may include the creation of a directory, which the
+ * watch then never covers. So the watch is made anew on a new thread (it
+ * adds a watch on every directory there is then), the old one is closed,
+ * and the miss is reported: the index looks at the whole tree again instead
+ * of building anew. The same is done when a fence's event does not come in
+ * time (see {@link Watches.remake}): the overflow is not always flagged.
+ *
+ * @param worker The module of the watch's thread (a test may wrap it).
  */
-function denoWatches(root: string, fences: FenceEvents): Promise<Watches> {
+export function denoWatches(
+  root: string,
+  fences: FenceEvents,
+  worker: URL = WATCH_WORKER,
+): Promise<Watches> {
   /** Real paths of event directories, kept until an event may have changed a link. */
   const real = new Map<string, string | null>();
   const realDirectory = (directory: string): string | null => {
@@ -95,67 +113,127 @@ function denoWatches(root: string, fences: FenceEvents): Promise<Watches> {
       if (isWithin(alias, root)) fences.changed(alias);
     }
   };
-  return new Promise((resolve, reject) => {
-    // The watches are added on a thread of their own (see `watch_worker.ts`).
-    const worker = new Worker(new URL("./watch_worker.ts", import.meta.url), { type: "module" });
-    let ended: () => void = () => {};
-    const end = new Promise<void>((done) => (ended = done));
-    let started = false;
-    worker.onmessage = ({ data }: MessageEvent<WorkerMessage>) => {
-      if ("started" in data) {
-        started = true;
-        resolve(watches);
-        return;
+  /** The stream whose end is a loss; another one is being closed, or starting. */
+  let current: WatchStream | null = null;
+  let remaking = false;
+  /** The stream being made anew, settled once it is current or closed. */
+  let remade: Promise<unknown> = Promise.resolve();
+  let closing = false;
+  const onEvents = (stream: WatchStream, events: WatchEvents) => {
+    if (events.overrun) {
+      // Dropped after the watcher took them in: the watches it adds for new directories are
+      // in place all the same, so what is lost is the news, not the watch.
+      fences.miss(
+        "a burst of changes may have overflowed the runtime's event channel (16 events; " +
+          "it drops what does not fit)",
+      );
+    }
+    for (const event of events.events) {
+      if (event.flag === "rescan") {
+        if (stream === current) remake("the kernel's event queue overflowed");
+        continue;
       }
-      if ("ended" in data) {
-        ended();
-        worker.terminate();
-        const reason = data.error === undefined
-          ? "the watcher stopped"
-          : `the watcher failed: ${data.error}`;
-        if (started) fences.lose(reason);
-        else reject(new Error(reason));
-        return;
+      if (event.kind === "access") continue;
+      if (event.kind !== "modify") real.clear();
+      for (const path of event.paths) {
+        // While the watch is made anew, a cookie proves nothing: changes before it may have been
+        // dropped unreported. Its fence ends once the watch is remade and the miss reported.
+        if (isWithin(path, fences.directory)) {
+          if (!remaking) fences.cookie(path);
+        } else if (isWithin(path, root)) report(path);
       }
-      if (data.overrun) {
-        // Dropped after the watcher took them in: the watches it adds for new directories are
-        // in place all the same, so what is lost is the news, not the watch.
-        fences.miss(
-          "a burst of changes may have overflowed the runtime's event channel (16 events; " +
-            "it drops what does not fit)",
-        );
-      }
-      for (const event of data.events) {
-        if (event.flag === "rescan") {
-          fences.lose("the watcher's event queue overflowed");
-          continue;
-        }
-        if (event.kind === "access") continue;
-        if (event.kind !== "modify") real.clear();
-        for (const path of event.paths) {
-          if (isWithin(path, fences.directory)) fences.cookie(path);
-          else if (isWithin(path, root)) report(path);
-        }
-      }
-    };
-    worker.onerror = (event) => {
-      event.preventDefault();
-      ended();
-      worker.terminate();
-      const reason = `the watcher's thread failed: ${event.message}`;
-      if (started) fences.lose(reason);
-      else reject(new Error(reason));
-    };
-    worker.postMessage({ paths: [root, fences.directory] });
-    const watches: Watches = {
+    }
+  };
+  const onEnd = (stream: WatchStream, reason: string) => {
+    if (stream === current && !closing) fences.lose(reason);
+  };
+  const remake = (reason: string) => {
+    if (remaking || closing) return;
+    remaking = true;
+    const old = current;
+    remade = startStream(worker, [root, fences.directory], onEvents, onEnd).then((stream) => {
+      remaking = false;
+      if (closing || fences.closed) return stream.close();
+      current = stream;
+      void old?.close();
+      fences.remade(`${reason}; the watch was made anew`);
+    }, (error: unknown) => {
+      remaking = false;
+      fences.lose(
+        `${reason}, and the watch could not be made anew: ${describe(error)}`,
+      );
+    });
+  };
+  return startStream(worker, [root, fences.directory], onEvents, onEnd).then((stream) => {
+    current = stream;
+    return {
       perDirectory: false,
       add() {},
       remove() {},
+      remake,
+      async close() {
+        closing = true;
+        await current?.close();
+        await remade;
+      },
+    };
+  });
+}
+
+/** One watch thread's stream of events. */
+interface WatchStream {
+  /** Ends the watch and waits for the thread's end. */
+  close(): Promise<void>;
+}
+
+/** What the thread posts with each batch of events. */
+type WatchEvents = Extract<WorkerMessage, { readonly events: unknown }>;
+
+/**
+ * Starts a watch thread over `paths`; resolves once its watches are in
+ * place, rejects when it ends before.
+ */
+function startStream(
+  module: URL,
+  paths: readonly string[],
+  onEvents: (stream: WatchStream, events: WatchEvents) => void,
+  onEnd: (stream: WatchStream, reason: string) => void,
+): Promise<WatchStream> {
+  return new Promise((resolve, reject) => {
+    // The watches are added on a thread of their own (see `watch_worker.ts`).
+    const worker = new Worker(module, { type: "module" });
+    let ended: () => void = () => {};
+    const end = new Promise<void>((done) => (ended = done));
+    let started = false;
+    const stream: WatchStream = {
       async close() {
         worker.postMessage("close");
         await end;
       },
     };
+    const finish = (reason: string) => {
+      ended();
+      worker.terminate();
+      if (started) onEnd(stream, reason);
+      else reject(new Error(reason));
+    };
+    worker.onmessage = ({ data }: MessageEvent<WorkerMessage>) => {
+      if ("started" in data) {
+        started = true;
+        resolve(stream);
+      } else if ("ended" in data) {
+        finish(
+          data.error === undefined ? "the watcher stopped" : `the watcher failed: ${data.error}`,
+        );
+      } else {
+        onEvents(stream, data);
+      }
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      finish(`the watcher's thread failed: ${event.message}`);
+    };
+    worker.postMessage({ paths });
   });
 }
 
