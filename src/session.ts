@@ -34,6 +34,7 @@ import type { OptionNames } from "./runtime/options.ts";
 import {
   bwrapMissingError,
   checkSandboxOption,
+  sandboxArchitectureError,
   sandboxPlatformError,
   sandboxStartError,
 } from "./runtime/sandbox.ts";
@@ -42,6 +43,7 @@ import { findProgram } from "./runtime/platform.ts";
 import { probeSandbox, sandboxedProcesses } from "./backends/sandbox/sandboxed_processes.ts";
 import { sandboxStatement } from "./backends/sandbox/bwrap_arguments.ts";
 import type { SandboxPlan } from "./backends/sandbox/bwrap_arguments.ts";
+import { filterSupports } from "./backends/sandbox/seccomp.ts";
 import type { SessionSandbox } from "./contract/context.ts";
 
 /** Options of {@link createSession}. */
@@ -263,6 +265,9 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
   let bwrap = "bwrap";
   if (sandboxOptions !== null) {
     if (process.platform !== "linux") throw sandboxPlatformError(process.platform);
+    if ((sandboxOptions.network ?? "none") === "none" && !filterSupports(process.arch)) {
+      throw sandboxArchitectureError(process.arch);
+    }
     const found = findProgram(environment, "bwrap");
     if (found === "missing") throw bwrapMissingError(environment.PATH);
     if (found !== "unknown") bwrap = found.path;

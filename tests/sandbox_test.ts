@@ -272,6 +272,70 @@ test(
   },
 );
 
+/**
+ * A unix-socket server of the host: logs what each connection sends (its
+ * first bytes, or `nothing`) and ends after one that sends `own`. Made
+ * through python: Deno grants unix sockets only with unscoped network access.
+ */
+const UNIX_SERVER = String.raw`
+import socket, sys
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1])
+server.listen(16)
+open(sys.argv[2], "w").close()
+while True:
+    connection, _ = server.accept()
+    data = connection.recv(16)
+    with open(sys.argv[2], "a") as log:
+        log.write((data.decode() or "nothing") + "\n")
+    connection.close()
+    if data == b"own":
+        break
+`;
+
+test(
+  "沙箱 (bash sandbox): no connection reaches a unix socket of the host outside the roots, and socket pairs still work",
+  { skip: skip ?? false },
+  async () => {
+    const s = await scene();
+    // A socket on the read-only file system (not in /tmp, which the sandbox has its own of):
+    // connecting to it is not a write.
+    const path = join(home, `${s.id}.sock`);
+    const log = join(s.root, "connections.log");
+    await sh(
+      'python3 -c "$1" "$2" "$3" >/dev/null 2>&1 & until [ -e "$3" ]; do sleep 0.01; done',
+      UNIX_SERVER,
+      path,
+      log,
+    );
+    const connect = (what: string) =>
+      `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect("${path}"); ` +
+      `s.send(b"${what}"); print("connected")'`;
+    try {
+      const session = await s.session();
+      const data = output(
+        await s.bash(
+          session,
+          `${connect("sandbox")}; ` +
+            `python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"pair"); ` +
+            `print(b.recv(4).decode())'`,
+        ),
+      );
+      assert.doesNotMatch(data.stdout, /connected/);
+      assert.match(data.stderr, /Permission denied/);
+      assert.match(data.stdout, /^pair$/m);
+      await session.processes.shutdown();
+      // Connections are accepted in order: once the host's own has arrived, an earlier one had.
+      await sh(`${connect("own")} >/dev/null; until grep -qx own "$1"; do sleep 0.01; done`, log);
+      assert.equal(await fs.readFile(log, "utf8"), "own\n");
+    } finally {
+      // The server ends at the host's own connection, if it has not had it yet.
+      await sh(`${connect("own")} >/dev/null 2>&1; rm -f "$1"`, path);
+      await s.cleanup();
+    }
+  },
+);
+
 /** Live (non-zombie) processes whose command line holds `token`. */
 async function survivors(token: string): Promise<string[]> {
   const out = await sh("ps -eo pid=,stat=,args=");

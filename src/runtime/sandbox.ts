@@ -83,6 +83,16 @@ export function sandboxPlatformError(platform: string): SandboxUnavailableError 
   );
 }
 
+/** The refusal of a sandbox without network on an architecture its seccomp filter is not written for. */
+export function sandboxArchitectureError(arch: string): SandboxUnavailableError {
+  return new SandboxUnavailableError(
+    "platform",
+    "sandbox without network keeps commands from making unix-domain sockets with a seccomp " +
+      `filter written for x86-64 and arm64, and this machine is ${arch}. Create the session ` +
+      'with sandbox: { network: "host" } (unix sockets of the host reachable), or without sandbox.',
+  );
+}
+
 /** The refusal when bwrap is not on the processes' `PATH`. */
 export function bwrapMissingError(path: string | undefined): SandboxUnavailableError {
   return new SandboxUnavailableError(

@@ -19,6 +19,12 @@ export interface SandboxPlan {
 }
 
 /**
+ * The descriptor bubblewrap reads the seccomp filter from (see `seccomp.ts`),
+ * when the plan has no network: whoever starts bwrap opens it there.
+ */
+export const SECCOMP_DESCRIPTOR = 3;
+
+/**
  * The bubblewrap arguments (before the command) that run a process in
  * `cwd` under `plan`, with the hooks and config of `gitDirectories` (git
  * directories inside the writable directories) made read-only again, and
@@ -78,7 +84,8 @@ export function bwrapArguments(
     // Its own PID namespace: when the command's shell ends, the kernel ends every process left.
     "--unshare-pid",
     "--unshare-ipc",
-    ...(plan.network === "none" ? ["--unshare-net"] : []),
+    // No network: no unix-domain socket either, so none of the host's is reachable by path.
+    ...(plan.network === "none" ? ["--unshare-net", "--seccomp", String(SECCOMP_DESCRIPTOR)] : []),
     // When bwrap itself is ended (the process group's SIGTERM/SIGKILL), the namespace goes too.
     "--die-with-parent",
     // A new terminal session: no TIOCSTI into the host's terminal.
@@ -107,7 +114,8 @@ export function sandboxStatement(plan: SandboxPlan): string {
     "repository's .git/hooks and .git/config are read-only (a write there fails with " +
     "'Read-only file system'); " +
     (plan.network === "none"
-      ? "there is no network (loopback only, nothing of the host's); "
+      ? "there is no network (loopback only, nothing of the host's) and no unix-domain " +
+        "socket can be made (socketpair works); "
       : "the host's network is reachable; ") +
     "every process the command starts, detached or not, ends when the call ends.";
 }

@@ -12,7 +12,9 @@ import { ToolError } from "../../errors.ts";
 import type { ProcessBackend, ProcessOutput } from "../process.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
-import { bwrapArguments } from "./bwrap_arguments.ts";
+import process from "node:process";
+import { bwrapArguments, SECCOMP_DESCRIPTOR } from "./bwrap_arguments.ts";
+import { printfBytes, unixSocketFilter } from "./seccomp.ts";
 import type { SandboxPlan } from "./bwrap_arguments.ts";
 
 /**
@@ -70,8 +72,21 @@ function isDirectory(path: string): boolean {
 const CLOSE_INHERITED = "for fd in /proc/self/fd/*; do fd=${fd##*/}; " +
   'if [ "$fd" -gt 2 ] && [ -e "/proc/self/fd/$fd" ]; then exec {fd}>&-; fi; done; exec "$@"';
 
-/** Wraps `inner` so that every process it starts runs in the sandbox of `plan`. */
+/**
+ * Starts bwrap (`$1`, its arguments after) with the seccomp filter (`$0`, a
+ * `printf` format of its bytes) open for reading on the descriptor bwrap is
+ * told to load it from.
+ */
+const WITH_FILTER = `exec ${SECCOMP_DESCRIPTOR}< <(printf "$0") && exec "$@"`;
+
+/**
+ * Wraps `inner` so that every process it starts runs in the sandbox of `plan`.
+ *
+ * @throws {RangeError} when the plan has no network and there is no seccomp
+ *   filter for this architecture (see `seccomp.ts`).
+ */
 export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): ProcessBackend {
+  const filter = plan.network === "none" ? printfBytes(unixSocketFilter(process.arch)) : null;
   return {
     get owned() {
       return inner.owned;
@@ -90,18 +105,21 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
           ),
         );
       }
+      const bwrap = [
+        plan.bwrap,
+        ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
+        "bash",
+        "-c",
+        CLOSE_INHERITED,
+        "bash",
+        request.command,
+        ...request.args,
+      ];
       return inner.spawn({
         ...request,
-        command: plan.bwrap,
-        args: [
-          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
-          "bash",
-          "-c",
-          CLOSE_INHERITED,
-          "bash",
-          request.command,
-          ...request.args,
-        ],
+        ...(filter === null
+          ? { command: bwrap[0], args: bwrap.slice(1) }
+          : { command: "bash", args: ["-c", WITH_FILTER, filter, ...bwrap] }),
       });
     },
   };

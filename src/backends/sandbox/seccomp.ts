@@ -1,0 +1,113 @@
+/**
+ * The seccomp filter a sandbox without network runs its commands under: no
+ * unix-domain socket can be made, so none can connect to a socket of the
+ * host (a Docker or D-Bus socket, an SSH agent) through the read-only file
+ * system, where connecting is not a write and the mounts do not stop it.
+ * `socketpair` stays allowed: its two ends reach nothing outside.
+ *
+ * The program is classic BPF, assembled here: bubblewrap loads a compiled
+ * program from a descriptor (`--seccomp`), and libseccomp, which compiles
+ * them, has no JavaScript binding that runs on both runtimes without native
+ * code. The program is short enough to read whole (see
+ * {@link unixSocketFilter}).
+ *
+ * @module
+ */
+
+/** What the filter needs of an architecture: its audit tag and syscall numbers. */
+interface Architecture {
+  /** `AUDIT_ARCH_*`, which the kernel puts in `seccomp_data.arch`. */
+  readonly audit: number;
+  /** The number of `socket(2)`. */
+  readonly socket: number;
+  /** Syscall numbers at or past this are another ABI on the same architecture (x32); none: no such ABI. */
+  readonly foreignFrom: number | null;
+}
+
+/** The architectures the filter is written for, by `process.arch`. */
+const ARCHITECTURES: Readonly<Record<string, Architecture>> = {
+  x64: { audit: 0xc000003e, socket: 41, foreignFrom: 0x40000000 },
+  arm64: { audit: 0xc00000b7, socket: 198, foreignFrom: null },
+};
+
+/** `io_uring_setup`, `io_uring_enter`, `io_uring_register`: one number on every architecture. */
+const IO_URING = [425, 426, 427] as const;
+/** `AF_UNIX`. */
+const AF_UNIX = 1;
+/** `EACCES`: what `socket(2)` returns when the socket's type is not permitted. */
+const EACCES = 13;
+/** `ENOSYS`: io_uring is not there (programs fall back to plain system calls). */
+const ENOSYS = 38;
+
+/** BPF opcodes and seccomp return values used below (linux/filter.h, linux/seccomp.h). */
+const LD_W_ABS = 0x20;
+const JEQ_K = 0x15;
+const JGE_K = 0x35;
+const RET_K = 0x06;
+const RET_ALLOW = 0x7fff0000;
+const RET_KILL_PROCESS = 0x80000000;
+const RET_ERRNO = 0x00050000;
+/** Offsets in `struct seccomp_data`: the syscall number, the architecture, the first argument's low word (little-endian). */
+const NR = 0;
+const ARCH = 4;
+const ARG0_LOW = 16;
+
+/** Whether {@link unixSocketFilter} has a program for `arch` (a `process.arch` value). */
+export function filterSupports(arch: string): boolean {
+  return Object.hasOwn(ARCHITECTURES, arch);
+}
+
+/**
+ * The compiled filter for `arch` (a `process.arch` value), as bubblewrap
+ * reads it: `struct sock_filter` entries, native byte order (both
+ * architectures are little-endian). It
+ * - kills a process that makes a system call of another ABI (a 32-bit
+ *   program on x86-64, the x32 ABI): those have other numbers, and `socketcall`;
+ * - fails `socket(AF_UNIX, …)` with `EACCES`;
+ * - fails the io_uring calls with `ENOSYS` (io_uring can make sockets
+ *   without the `socket` system call);
+ * - allows everything else.
+ *
+ * @throws {RangeError} for an architecture it has no program for.
+ */
+export function unixSocketFilter(arch: string): Uint8Array {
+  const target = ARCHITECTURES[arch];
+  if (target === undefined) throw new RangeError(`no seccomp filter for the ${arch} architecture`);
+  // [code, jump if true, jump if false, k]; jumps count the instructions skipped.
+  const program: [number, number, number, number][] = [];
+  const kill = () => program.push([RET_K, 0, 0, RET_KILL_PROCESS]);
+  program.push([LD_W_ABS, 0, 0, ARCH]);
+  program.push([JEQ_K, 1, 0, target.audit]);
+  kill();
+  program.push([LD_W_ABS, 0, 0, NR]);
+  if (target.foreignFrom !== null) {
+    program.push([JGE_K, 0, 1, target.foreignFrom]);
+    kill();
+  }
+  for (const call of IO_URING) {
+    program.push([JEQ_K, 0, 1, call]);
+    program.push([RET_K, 0, 0, RET_ERRNO | ENOSYS]);
+  }
+  program.push([JEQ_K, 0, 3, target.socket]);
+  program.push([LD_W_ABS, 0, 0, ARG0_LOW]);
+  program.push([JEQ_K, 0, 1, AF_UNIX]);
+  program.push([RET_K, 0, 0, RET_ERRNO | EACCES]);
+  program.push([RET_K, 0, 0, RET_ALLOW]);
+  const bytes = new Uint8Array(program.length * 8);
+  const view = new DataView(bytes.buffer);
+  program.forEach(([code, jt, jf, k], i) => {
+    view.setUint16(i * 8, code, true);
+    view.setUint8(i * 8 + 2, jt);
+    view.setUint8(i * 8 + 3, jf);
+    view.setUint32(i * 8 + 4, k, true);
+  });
+  return bytes;
+}
+
+/**
+ * `bytes` as a `printf` format that writes them back exactly: every byte a
+ * `\xHH` escape (bash's `printf` writes NUL bytes too), nothing `%`.
+ */
+export function printfBytes(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join("");
+}
