@@ -273,33 +273,42 @@ test(
 );
 
 /**
- * A unix-socket server of the host: logs what each connection sends (its
- * first bytes, or `nothing`) and ends after one that sends `own`. Made
- * through python: Deno grants unix sockets only with unscoped network access.
+ * Unix sockets of the host, a stream one at `argv[1]` and a datagram one at
+ * `argv[1].dgram`: logs what each connection or datagram brings (its first
+ * bytes, or `nothing`) and ends after the stream's `own` and the datagram
+ * socket's `own` have both come. Made through python: Deno grants unix
+ * sockets only with unscoped network access.
  */
 const UNIX_SERVER = String.raw`
-import socket, sys
-server = socket.socket(socket.AF_UNIX)
-server.bind(sys.argv[1])
-server.listen(16)
+import select, socket, sys
+stream = socket.socket(socket.AF_UNIX)
+stream.bind(sys.argv[1])
+stream.listen(16)
+datagrams = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+datagrams.bind(sys.argv[1] + ".dgram")
 open(sys.argv[2], "w").close()
-while True:
-    connection, _ = server.accept()
-    data = connection.recv(16)
-    with open(sys.argv[2], "a") as log:
-        log.write((data.decode() or "nothing") + "\n")
-    connection.close()
-    if data == b"own":
-        break
+owns = 0
+while owns < 2:
+    ready, _, _ = select.select([stream, datagrams], [], [])
+    for each in ready:
+        if each is stream:
+            connection, _ = stream.accept()
+            data = connection.recv(16)
+            connection.close()
+        else:
+            data = datagrams.recv(16)
+        with open(sys.argv[2], "a") as log:
+            log.write((data.decode() or "nothing") + "\n")
+        owns += data == b"own"
 `;
 
 test(
-  "沙箱 (bash sandbox): no connection reaches a unix socket of the host outside the roots, and socket pairs still work",
+  "沙箱 (bash sandbox): no connection or datagram reaches a unix socket of the host outside the roots, and stream socket pairs still work",
   { skip: skip ?? false },
   async () => {
     const s = await scene();
-    // A socket on the read-only file system (not in /tmp, which the sandbox has its own of):
-    // connecting to it is not a write.
+    // Sockets on the read-only file system (not in /tmp, which the sandbox has its own of):
+    // connecting or sending to them is not a write.
     const path = join(home, `${s.id}.sock`);
     const log = join(s.root, "connections.log");
     await sh(
@@ -308,29 +317,42 @@ test(
       path,
       log,
     );
+    const python = (code: string) => `python3 -c 'import socket; ${code}; print("reached")'`;
     const connect = (what: string) =>
-      `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect("${path}"); ` +
-      `s.send(b"${what}"); print("connected")'`;
+      python(`s = socket.socket(socket.AF_UNIX); s.connect("${path}"); s.send(b"${what}")`);
+    const send = (what: string) =>
+      python(
+        `s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); ` +
+          `s.sendto(b"${what}", "${path}.dgram")`,
+      );
+    // Each end of a datagram pair can be sent from to any path, or connected again.
+    const sendFromPair = (what: string) =>
+      python(
+        `a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); ` +
+          `a.sendto(b"${what}", "${path}.dgram")`,
+      );
+    const own = () => `${connect("own")} >/dev/null 2>&1; ${send("own")} >/dev/null 2>&1`;
     try {
       const session = await s.session();
       const data = output(
         await s.bash(
           session,
-          `${connect("sandbox")}; ` +
+          `${connect("sandbox")}; ${send("sandbox")}; ${sendFromPair("sandbox")}; ` +
             `python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"pair"); ` +
             `print(b.recv(4).decode())'`,
         ),
       );
-      assert.doesNotMatch(data.stdout, /connected/);
-      assert.match(data.stderr, /Permission denied/);
+      assert.doesNotMatch(data.stdout, /reached/);
+      assert.equal(data.stderr.match(/Permission denied/g)?.length, 3, data.stderr);
       assert.match(data.stdout, /^pair$/m);
       await session.processes.shutdown();
-      // Connections are accepted in order: once the host's own has arrived, an earlier one had.
-      await sh(`${connect("own")} >/dev/null; until grep -qx own "$1"; do sleep 0.01; done`, log);
-      assert.equal(await fs.readFile(log, "utf8"), "own\n");
+      // Connections are accepted, and datagrams read, in order: once the host's own have come,
+      // an earlier one had.
+      await sh(`${own()}; until [ "$(grep -cx own "$1")" = 2 ]; do sleep 0.01; done`, log);
+      assert.equal(await fs.readFile(log, "utf8"), "own\nown\n");
     } finally {
-      // The server ends at the host's own connection, if it has not had it yet.
-      await sh(`${connect("own")} >/dev/null 2>&1; rm -f "$1"`, path);
+      // The server ends at the host's own connection and datagram, if it has not had them yet.
+      await sh(`${own()}; rm -f "$1" "$1.dgram"`, path);
       await s.cleanup();
     }
   },

@@ -3,7 +3,8 @@
  * unix-domain socket can be made, so none can connect to a socket of the
  * host (a Docker or D-Bus socket, an SSH agent) through the read-only file
  * system, where connecting is not a write and the mounts do not stop it.
- * `socketpair` stays allowed: its two ends reach nothing outside.
+ * `socketpair` of stream and sequenced-packet sockets stays allowed: their
+ * two ends reach nothing else.
  *
  * The program is classic BPF, assembled here: bubblewrap loads a compiled
  * program from a descriptor (`--seccomp`), and libseccomp, which compiles
@@ -20,20 +21,26 @@ interface Architecture {
   readonly audit: number;
   /** The number of `socket(2)`. */
   readonly socket: number;
+  /** The number of `socketpair(2)`. */
+  readonly socketpair: number;
   /** Syscall numbers at or past this are another ABI on the same architecture (x32); none: no such ABI. */
   readonly foreignFrom: number | null;
 }
 
 /** The architectures the filter is written for, by `process.arch`. */
 const ARCHITECTURES: Readonly<Record<string, Architecture>> = {
-  x64: { audit: 0xc000003e, socket: 41, foreignFrom: 0x40000000 },
-  arm64: { audit: 0xc00000b7, socket: 198, foreignFrom: null },
+  x64: { audit: 0xc000003e, socket: 41, socketpair: 53, foreignFrom: 0x40000000 },
+  arm64: { audit: 0xc00000b7, socket: 198, socketpair: 199, foreignFrom: null },
 };
 
 /** `io_uring_setup`, `io_uring_enter`, `io_uring_register`: one number on every architecture. */
 const IO_URING = [425, 426, 427] as const;
 /** `AF_UNIX`. */
 const AF_UNIX = 1;
+/** Socket types (the low bits of `type`; `SOCK_NONBLOCK` and `SOCK_CLOEXEC` are flags above them). */
+const SOCK_TYPE_MASK = 0xf;
+const SOCK_STREAM = 1;
+const SOCK_SEQPACKET = 5;
 /** `EACCES`: what `socket(2)` returns when the socket's type is not permitted. */
 const EACCES = 13;
 /** `ENOSYS`: io_uring is not there (programs fall back to plain system calls). */
@@ -43,14 +50,16 @@ const ENOSYS = 38;
 const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
 const JGE_K = 0x35;
+const AND_K = 0x54;
 const RET_K = 0x06;
 const RET_ALLOW = 0x7fff0000;
 const RET_KILL_PROCESS = 0x80000000;
 const RET_ERRNO = 0x00050000;
-/** Offsets in `struct seccomp_data`: the syscall number, the architecture, the first argument's low word (little-endian). */
+/** Offsets in `struct seccomp_data`: the syscall number, the architecture, the first two arguments' low words (little-endian). */
 const NR = 0;
 const ARCH = 4;
 const ARG0_LOW = 16;
+const ARG1_LOW = 24;
 
 /** Whether {@link unixSocketFilter} has a program for `arch` (a `process.arch` value). */
 export function filterSupports(arch: string): boolean {
@@ -63,7 +72,8 @@ export function filterSupports(arch: string): boolean {
  * architectures are little-endian). It
  * - kills a process that makes a system call of another ABI (a 32-bit
  *   program on x86-64, the x32 ABI): those have other numbers, and `socketcall`;
- * - fails `socket(AF_UNIX, …)` with `EACCES`;
+ * - fails `socket(AF_UNIX, …)` with `EACCES`, and `socketpair` of datagram
+ *   sockets (which can be connected again, or sent to, at any path);
  * - fails the io_uring calls with `ENOSYS` (io_uring can make sockets
  *   without the `socket` system call);
  * - allows everything else.
@@ -73,32 +83,49 @@ export function filterSupports(arch: string): boolean {
 export function unixSocketFilter(arch: string): Uint8Array {
   const target = ARCHITECTURES[arch];
   if (target === undefined) throw new RangeError(`no seccomp filter for the ${arch} architecture`);
-  // [code, jump if true, jump if false, k]; jumps count the instructions skipped.
-  const program: [number, number, number, number][] = [];
-  const kill = () => program.push([RET_K, 0, 0, RET_KILL_PROCESS]);
-  program.push([LD_W_ABS, 0, 0, ARCH]);
-  program.push([JEQ_K, 1, 0, target.audit]);
-  kill();
-  program.push([LD_W_ABS, 0, 0, NR]);
-  if (target.foreignFrom !== null) {
-    program.push([JGE_K, 0, 1, target.foreignFrom]);
-    kill();
+  // Instructions with jumps to labels, resolved below into the offsets BPF counts (instructions
+  // skipped).
+  type Step = [code: number, k: number, ifTrue?: string, ifFalse?: string] | string;
+  const steps: Step[] = [
+    [LD_W_ABS, ARCH],
+    [JEQ_K, target.audit, undefined, "kill"],
+    [LD_W_ABS, NR],
+    ...(target.foreignFrom === null ? [] : [[JGE_K, target.foreignFrom, "kill"] as Step]),
+    ...IO_URING.map((call): Step => [JEQ_K, call, "nosys"]),
+    // A socket pair's two ends reach nothing else, unless its sockets are datagram ones: those
+    // can be connected again, or sent to, at any path.
+    [JEQ_K, target.socketpair, undefined, "socket"],
+    [LD_W_ABS, ARG1_LOW],
+    [AND_K, SOCK_TYPE_MASK],
+    [JEQ_K, SOCK_STREAM, "allow"],
+    [JEQ_K, SOCK_SEQPACKET, "allow", "deny"],
+    "socket",
+    [JEQ_K, target.socket, undefined, "allow"],
+    [LD_W_ABS, ARG0_LOW],
+    [JEQ_K, AF_UNIX, "deny", "allow"],
+    "deny",
+    [RET_K, RET_ERRNO | EACCES],
+    "nosys",
+    [RET_K, RET_ERRNO | ENOSYS],
+    "kill",
+    [RET_K, RET_KILL_PROCESS],
+    "allow",
+    [RET_K, RET_ALLOW],
+  ];
+  const at = new Map<string, number>();
+  const program: [number, number, string | undefined, string | undefined][] = [];
+  for (const step of steps) {
+    if (typeof step === "string") at.set(step, program.length);
+    else program.push([step[0], step[1], step[2], step[3]]);
   }
-  for (const call of IO_URING) {
-    program.push([JEQ_K, 0, 1, call]);
-    program.push([RET_K, 0, 0, RET_ERRNO | ENOSYS]);
-  }
-  program.push([JEQ_K, 0, 3, target.socket]);
-  program.push([LD_W_ABS, 0, 0, ARG0_LOW]);
-  program.push([JEQ_K, 0, 1, AF_UNIX]);
-  program.push([RET_K, 0, 0, RET_ERRNO | EACCES]);
-  program.push([RET_K, 0, 0, RET_ALLOW]);
   const bytes = new Uint8Array(program.length * 8);
   const view = new DataView(bytes.buffer);
-  program.forEach(([code, jt, jf, k], i) => {
+  program.forEach(([code, k, ifTrue, ifFalse], i) => {
+    // A jump not given goes to the next instruction.
+    const offset = (label: string | undefined) => label === undefined ? 0 : at.get(label)! - i - 1;
     view.setUint16(i * 8, code, true);
-    view.setUint8(i * 8 + 2, jt);
-    view.setUint8(i * 8 + 3, jf);
+    view.setUint8(i * 8 + 2, offset(ifTrue));
+    view.setUint8(i * 8 + 3, offset(ifFalse));
     view.setUint32(i * 8 + 4, k, true);
   });
   return bytes;
