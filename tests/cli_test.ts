@@ -91,11 +91,15 @@ test("CLI: call exits 0 on ok, 1 on a tool error, 2 on a usage error, and errors
         [["tools", "--yes"], /^openwork-tools: --yes is an option of call/],
         [
           ["call", "read", "--search-index", "{}"],
-          /^openwork-tools: --search-index is an option of mcp over stdio/,
+          /^openwork-tools: --search-index is an option of mcp/,
         ],
         [
-          ["mcp", "--http", "0", "--search-index"],
-          /^openwork-tools: --search-index is an option of mcp over stdio/,
+          ["tools", "--no-search-index"],
+          /^openwork-tools: --no-search-index is an option of mcp/,
+        ],
+        [
+          ["mcp", "--search-index", "--no-search-index"],
+          /^openwork-tools: --search-index and --no-search-index exclude each other/,
         ],
         [[], /^openwork-tools — .*\n\nUsage:/],
       ] as [string[], RegExp][]

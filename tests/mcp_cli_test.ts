@@ -8,12 +8,14 @@ import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { builtinRegistry, type FileChangeArtifact, type ToolRisk } from "../mod.ts";
 import { boundArtifacts, META_PRIOR_CONTENT_BYTES } from "../mcp.ts";
 import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
 import { cliCommand, ENV } from "./mcp_helpers.ts";
+import { startHttpServer } from "./mcp_clients.ts";
 
 async function connect(
   root: string,
@@ -427,6 +429,98 @@ test("MCP: mcp --search-index answers greps and globs as the walk does, sees an 
     assert.ok(gone, "the server ends when its client closes, its index and watcher with it");
   } finally {
     await client.close();
+    await dir.cleanup();
+  }
+});
+
+/** How many inotify instances process `pid` holds (an index's watcher holds one). */
+async function inotifyInstances(pid: number): Promise<number> {
+  // Through bash: Deno reads another process's descriptors only with every permission.
+  const out = await sh(
+    'ls -l "/proc/$1/fd" 2>/dev/null | grep -c "anon_inode:inotify" || true',
+    String(pid),
+  );
+  return Number(out.trim());
+}
+
+for (const indexed of [true, false]) {
+  const flags = indexed ? [] : ["--no-search-index"];
+  test(
+    `MCP: the stdio server ${
+      indexed
+        ? "keeps a search index by default: once a search ran, its watcher holds an inotify instance"
+        : "with --no-search-index keeps none: no inotify instance after searches"
+    }`,
+    async () => {
+      const dir = await tempDir();
+      await writeFile(`${dir.path}/a.txt`, "alpha needle\n");
+      const { command, args } = cliCommand();
+      const transport = new StdioClientTransport({
+        command,
+        args: [...args, "mcp", "--root", dir.path, ...flags],
+        env: ENV,
+        stderr: "ignore",
+      });
+      const client = new Client({ name: "openwork-test", version: "1.0.0" });
+      try {
+        await client.connect(transport);
+        const pid = transport.pid!;
+        assert.equal(await inotifyInstances(pid), 0, "no watcher before the first search");
+        const grep = await client.callTool({ name: "grep", arguments: { pattern: "needle" } });
+        assert.equal(text(grep), "a.txt");
+        const glob = await client.callTool({ name: "glob", arguments: { pattern: "*.txt" } });
+        assert.equal(text(glob), "a.txt");
+        if (indexed) {
+          // The build, and its watcher, start in the background with the first search.
+          let instances = 0;
+          for (let i = 0; i < 500 && instances === 0; i++) {
+            instances = await inotifyInstances(pid);
+            if (instances === 0) await new Promise((r) => setTimeout(r, 20));
+          }
+          assert.equal(instances, 1);
+        } else {
+          assert.equal(await inotifyInstances(pid), 0);
+        }
+      } finally {
+        await client.close();
+        await dir.cleanup();
+      }
+    },
+  );
+}
+
+test("MCP: the HTTP server keeps one search index of its root, which every MCP session shares", async () => {
+  const dir = await tempDir();
+  await writeFile(`${dir.path}/a.txt`, "alpha needle\n");
+  const server = await startHttpServer(["--root", dir.path, "--mode", "acceptEdits"]);
+  const headers = { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } };
+  const clients = [0, 1].map(() => new Client({ name: "openwork-test", version: "1.0.0" }));
+  try {
+    for (const client of clients) {
+      await client.connect(new StreamableHTTPClientTransport(server.url, headers));
+    }
+    const grep = async (client: Client) =>
+      text(await client.callTool({ name: "grep", arguments: { pattern: "needle" } }));
+    const pid = server.child.pid!;
+    assert.equal(await grep(clients[0]), "a.txt");
+    let instances = 0;
+    for (let i = 0; i < 500 && instances === 0; i++) {
+      instances = await inotifyInstances(pid);
+      if (instances === 0) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(instances, 1, "the first session's search started the index");
+    // The second session's writes and searches go through the same index.
+    const write = await clients[1].callTool({
+      name: "write",
+      arguments: { path: "b.txt", content: "another needle\n" },
+    });
+    assert.equal(write.isError, false, text(write));
+    assert.equal(await grep(clients[1]), "a.txt\nb.txt");
+    assert.equal(await grep(clients[0]), "a.txt\nb.txt");
+    assert.equal(await inotifyInstances(pid), 1, "a session of its own would have its own watcher");
+  } finally {
+    for (const client of clients) await client.close();
+    await server.stop();
     await dir.cleanup();
   }
 });

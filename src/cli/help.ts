@@ -90,7 +90,7 @@ Prints the tool definitions the model sees, as JSON: the toolset's own form
 as a sandboxed call's session has them (bash says what the sandbox enforces).`,
   mcp: `Usage: openwork-tools mcp [--http [HOST:]PORT [--token TOKEN]] [--root DIR] [--mode MODE]
                           [--skill-root DIR] [--approval HOW] [--full-artifacts]
-                          [--search-index] [--sandbox]
+                          [--no-search-index] [--sandbox]
 
 Serves the toolset over MCP on stdin/stdout until the client disconnects,
 to clients of revision 2026-07-28 (stateless) and of the 2025 revisions.
@@ -115,10 +115,12 @@ _meta["openwork/root"] (a file:// URI). Over --http every request runs in
                   bash tool's description says what it enforces. Without
                   bwrap, or where it cannot start, the server does not start
 
---search-index    keep an index of the working directory, so that grep and
-                  glob answer without reading files that cannot match
-                  (stdio only; built in the background from the first
-                  search; answers are the walk's, exactly)
+--no-search-index  keep no index of the working directory. By default the
+                   server keeps one (one per root, shared by the sessions of
+                   --http), so that grep and glob answer without reading
+                   files that cannot match: built in the background from the
+                   first search, answers the walk's, exactly.
+                   --search-index, the default, is still accepted
 
 --http serves it over Streamable HTTP at http://HOST:PORT/mcp instead (HOST
 defaults to 127.0.0.1; PORT 0 picks a free one), until SIGTERM or SIGINT,

@@ -28,6 +28,7 @@ async function toolsetFor(
     "search-index"?: boolean;
     sandbox?: boolean;
   },
+  shared?: FinalizedToolset["session"]["filesystem"],
 ): Promise<FinalizedToolset> {
   const mode = (values.mode ?? "default") as PermissionMode;
   if (!MODES.includes(mode)) {
@@ -41,7 +42,9 @@ async function toolsetFor(
       workingDirectory: absolute,
       permissions: { mode },
       skillRoot: values["skill-root"] ?? null,
-      searchIndex: values["search-index"] === true,
+      // A file system shared with another session brings that session's index, if it has one.
+      searchIndex: shared === undefined && values["search-index"] === true,
+      ...(shared === undefined ? {} : { filesystem: shared }),
       ...(values.sandbox === true ? { sandbox: true } : {}),
     });
     return finalizeToolset({ session });
@@ -109,7 +112,7 @@ async function runHttp(
   address: string,
   token: string | undefined,
   toolset: FinalizedToolset,
-  values: { root?: string; "skill-root"?: string; mode?: string },
+  values: Parameters<typeof toolsetFor>[0],
   decided: Pick<McpServerOptions, "approval" | "fullArtifacts">,
 ): Promise<number> {
   const { parseListenAddress, serveHttp } = await import("../mcp/http.ts");
@@ -121,8 +124,10 @@ async function runHttp(
   }
   const given = token ?? (process.env.OPENWORK_MCP_TOKEN || undefined);
   if (given === "") throw new UsageError("--token must not be empty");
-  // The toolset made to check the options goes to the first session.
+  // The toolset made to check the options goes to the first session; every session shares its
+  // file system, and so its search index: one index of the root, whatever the sessions.
   let first: FinalizedToolset | undefined = toolset;
+  const shared = toolset.session.filesystem;
   // Listened for before the address is announced: whoever reads it may stop the server at once.
   let stop = () => {};
   const stopped = new Promise<void>((resolve) => (stop = resolve));
@@ -130,7 +135,7 @@ async function runHttp(
   process.once("SIGINT", stop);
   try {
     const served = await serveHttp(async () => {
-      const made = first ?? await toolsetFor(values);
+      const made = first ?? await toolsetFor(values, shared);
       first = undefined;
       return made;
     }, {
@@ -154,6 +159,7 @@ async function runHttp(
     process.off("SIGINT", stop);
   }
   await first?.session.processes.shutdown();
+  await toolset.session.searchIndex?.close();
   return 0;
 }
 
@@ -199,6 +205,7 @@ export async function main(args: readonly string[]): Promise<number> {
           http: { type: "string" },
           token: { type: "string" },
           "search-index": { type: "boolean" },
+          "no-search-index": { type: "boolean" },
           sandbox: { type: "boolean" },
         },
       });
@@ -234,8 +241,11 @@ export async function main(args: readonly string[]): Promise<number> {
     if (command !== "mcp" && values.http !== undefined) {
       throw new UsageError("--http is an option of mcp");
     }
-    if (values["search-index"] && (command !== "mcp" || values.http !== undefined)) {
-      throw new UsageError("--search-index is an option of mcp over stdio");
+    for (const flag of ["search-index", "no-search-index"] as const) {
+      if (values[flag] && command !== "mcp") throw new UsageError(`--${flag} is an option of mcp`);
+    }
+    if (values["search-index"] && values["no-search-index"]) {
+      throw new UsageError("--search-index and --no-search-index exclude each other");
     }
     if (values.http === undefined && values.token !== undefined) {
       throw new UsageError("--token goes with mcp --http");
@@ -260,6 +270,8 @@ export async function main(args: readonly string[]): Promise<number> {
       return 0;
     }
     if (command === "call") return await runCall(positionals, values);
+    // A server answers many searches of one tree: its index is on unless turned off.
+    values["search-index"] = values["no-search-index"] !== true;
     // An unknown mode fails here, in toolsetFor, before the server starts.
     const toolset = await toolsetFor(values);
     // A server runs long: its search workers start now, so the first grep or glob needs no wait.
