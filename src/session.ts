@@ -303,6 +303,10 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     for (const path of sandboxOptions.writable ?? []) {
       writable.push(await canonicalDirectory(filesystem, path, "sandbox.writable"));
     }
+    // Never a bwrap that a sandboxed command could have put on the PATH: it runs on the host.
+    const trusted = findProgram(environment, "bwrap", writable);
+    if (trusted === "missing") throw bwrapMissingError(environment.PATH, writable);
+    if (trusted !== "unknown") bwrap = trusted.path;
     const plan: SandboxPlan = {
       bwrap,
       writable,

@@ -552,6 +552,48 @@ test(
   },
 );
 
+test(
+  "沙箱 (bash sandbox): a bwrap or bash a command put on the PATH in the working directory never runs on the host, in this session or the next",
+  { skip: skip ?? false },
+  async () => {
+    const s = await scene();
+    try {
+      const bin = join(s.work, "node_modules", ".bin");
+      const escaped = join(s.root, "escaped");
+      // Each stand-in notes that it ran, outside the sandbox's reach, then runs the real program.
+      const plant = ["bwrap", "bash"].map((name) =>
+        `printf '#!/bin/sh\necho ${name} >> ${escaped}\nexec ${
+          name === "bash" ? "/bin/bash" : "$(PATH=/usr/bin:/bin command -v bwrap)"
+        } "$@"\n' > ${bin}/${name} && chmod +x ${bin}/${name}`
+      ).join(" && ");
+      const environment = { PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`, HOME: s.work };
+      const made = () => createSession({ workingDirectory: s.work, sandbox: true, environment });
+      const first = await made();
+      const planted = output(await s.bash(first, `mkdir -p ${bin} && ${plant} && echo planted`));
+      assert.match(planted.stdout, /planted/);
+      assert.equal(output(await s.bash(first, "echo second")).stdout, "second\n");
+      const next = await made();
+      assert.equal(output(await s.bash(next, "echo next")).stdout, "next\n");
+      await assert.rejects(fs.readFile(escaped, "utf8"), { code: "ENOENT" });
+      // With the PATH's only bwrap in the working directory, the session refuses.
+      await assert.rejects(
+        createSession({
+          workingDirectory: s.work,
+          sandbox: true,
+          environment: { PATH: bin },
+        }),
+        (error: unknown) =>
+          error instanceof SandboxUnavailableError && error.problem === "bwrap_missing" &&
+          /only inside a directory the sandbox lets commands write/.test(error.message),
+      );
+      await first.processes.shutdown();
+      await next.processes.shutdown();
+    } finally {
+      await s.cleanup();
+    }
+  },
+);
+
 test("沙箱 (bash sandbox): a sandbox option of the wrong shape is a TypeError naming it", async () => {
   const { path, cleanup } = await tempDir();
   try {

@@ -24,6 +24,11 @@ export interface SpawnRequest {
    * which it finds the descendants that leave the group.
    */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Bytes written to the process's standard input, which is then closed;
+   * without them, standard input is `/dev/null`.
+   */
+  readonly input?: Uint8Array;
 }
 
 /** How the group leader ended. */

@@ -7,7 +7,7 @@
  * @module
  */
 import process from "node:process";
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { posix } from "node:path";
 import { permissionState } from "./checks.ts";
 
@@ -80,11 +80,21 @@ function searchPath(environment: Readonly<Record<string, string>>): string[] {
  * Where `name` is on `PATH`: its path when it is an executable in one of
  * the absolute directories, `unknown` when a directory could not be read
  * (or is relative), else `missing`.
+ *
+ * With `shunned` (canonical directories), a program in one of them, or
+ * whose real path is, is passed over (a process that may write there could
+ * have put it there), and the program found is given by its real path, so
+ * that a link changed later leads nowhere else.
  */
 export function findProgram(
   environment: Readonly<Record<string, string>>,
   name: string,
+  shunned?: readonly string[],
 ): { readonly path: string } | "missing" | "unknown" {
+  const inside = (path: string) =>
+    shunned!.some((directory) =>
+      path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
+    );
   let unreadable = false;
   for (const directory of searchPath(environment)) {
     if (!directory.startsWith("/")) {
@@ -100,7 +110,10 @@ export function findProgram(
     try {
       // A regular file with an execute bit (`access` would need Deno's --allow-sys for the uid).
       const info = statSync(path);
-      if (info.isFile() && (info.mode & 0o111) !== 0) return { path };
+      if (!info.isFile() || (info.mode & 0o111) === 0) continue;
+      if (shunned === undefined) return { path };
+      const real = realpathSync(path);
+      if (!inside(realpathSync(directory)) && !inside(real)) return { path: real };
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EACCES") unreadable = true;

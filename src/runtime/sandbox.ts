@@ -94,13 +94,19 @@ export function sandboxArchitectureError(arch: string): SandboxUnavailableError 
 }
 
 /** The refusal when bwrap is not on the processes' `PATH`. */
-export function bwrapMissingError(path: string | undefined): SandboxUnavailableError {
+export function bwrapMissingError(
+  path: string | undefined,
+  writable?: readonly string[],
+): SandboxUnavailableError {
+  const where = writable === undefined
+    ? "which is not on the PATH the session's processes run with"
+    : "which is on the PATH the session's processes run with only inside a directory the " +
+      `sandbox lets commands write (${writable.join(", ")}), where a command could have put it`;
   return new SandboxUnavailableError(
     "bwrap_missing",
-    "sandbox needs bubblewrap (bwrap), which is not on the PATH the session's processes run " +
-      `with (${path ?? "unset: /usr/bin:/bin"}). Install it (Debian, Ubuntu: apt-get install ` +
-      "bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap), or pass an " +
-      "environment whose PATH holds it.",
+    `sandbox needs bubblewrap (bwrap), ${where} (${path ?? "unset: /usr/bin:/bin"}). Install it ` +
+      "(Debian, Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman " +
+      "-S bubblewrap), or pass an environment whose PATH holds it.",
   );
 }
 

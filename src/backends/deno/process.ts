@@ -78,7 +78,7 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
           cwd: unwrapCheckedPath(request.cwd),
           env: { ...request.env, [MARKER_VARIABLE]: id },
           clearEnv: true,
-          stdin: "null",
+          stdin: request.input === undefined ? "null" : "piped",
           stdout: "piped",
           stderr: "piped",
           detached: true,
@@ -91,6 +91,11 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
         return Promise.reject(
           new ToolError(code, `Could not start ${request.command}: ${message}`, { cause: error }),
         );
+      }
+      if (request.input !== undefined) {
+        // A process that exits without reading it all gets a closed pipe: nothing to report.
+        const writer = child.stdin.getWriter();
+        writer.write(request.input).then(() => writer.close()).catch(() => {});
       }
       const exited = child.status.then((status): ProcessExit => ({
         code: status.signal === null ? status.code : null,

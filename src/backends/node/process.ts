@@ -210,7 +210,11 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
             cwd: unwrapCheckedPath(request.cwd),
             env: { ...request.env, [MARKER_VARIABLE]: id },
             detached: true,
-            stdio: ["ignore", pipes[0]?.write ?? "pipe", pipes[1]?.write ?? "pipe"],
+            stdio: [
+              request.input === undefined ? "ignore" : "pipe",
+              pipes[0]?.write ?? "pipe",
+              pipes[1]?.write ?? "pipe",
+            ],
           });
         } catch (error) {
           for (const ends of pipes) if (ends !== null) discardFd(ends.read);
@@ -220,6 +224,11 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
           for (const ends of pipes) if (ends !== null) discardFd(ends.write);
         }
       })();
+      if (request.input !== undefined) {
+        // A process that exits without reading it all gets a closed pipe: nothing to report.
+        child.stdin!.on("error", () => {});
+        child.stdin!.end(request.input);
+      }
       const [stdout, stderr] = [child.stdout, child.stderr].map((stream, i) => {
         const ends = pipes[i];
         return ends === null ? streamOutput(stream!) : fifoOutput(ends.read);

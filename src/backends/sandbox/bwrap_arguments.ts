@@ -19,10 +19,11 @@ export interface SandboxPlan {
 }
 
 /**
- * The descriptor bubblewrap reads the seccomp filter from (see `seccomp.ts`),
- * when the plan has no network: whoever starts bwrap opens it there.
+ * The descriptor bubblewrap reads the seccomp filter from (see `seccomp.ts`)
+ * when the plan has no network: its standard input, which it reads to the
+ * end and closes before it starts the command.
  */
-export const SECCOMP_DESCRIPTOR = 3;
+export const SECCOMP_DESCRIPTOR = 0;
 
 /**
  * The bubblewrap arguments (before the command) that run a process in
@@ -115,7 +116,7 @@ export function sandboxStatement(plan: SandboxPlan): string {
     "'Read-only file system'); " +
     (plan.network === "none"
       ? "there is no network (loopback only, nothing of the host's) and no unix-domain " +
-        "socket can be made (socketpair works); "
+        "socket can be made (stream socket pairs work); "
       : "the host's network is reachable; ") +
     "every process the command starts, detached or not, ends when the call ends.";
 }

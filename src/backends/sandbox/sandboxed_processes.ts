@@ -13,8 +13,8 @@ import type { ProcessBackend, ProcessOutput } from "../process.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import process from "node:process";
-import { bwrapArguments, SECCOMP_DESCRIPTOR } from "./bwrap_arguments.ts";
-import { printfBytes, unixSocketFilter } from "./seccomp.ts";
+import { bwrapArguments } from "./bwrap_arguments.ts";
+import { unixSocketFilter } from "./seccomp.ts";
 import type { SandboxPlan } from "./bwrap_arguments.ts";
 
 /**
@@ -65,19 +65,14 @@ function isDirectory(path: string): boolean {
 }
 
 /**
- * Run first inside the sandbox: closes every descriptor past standard error
- * that the process inherited (one the host opened on a file outside, say,
- * without close-on-exec), then runs the command in its place.
+ * Run first inside the sandbox: gives the command `/dev/null` as standard
+ * input (bwrap read its own, the seccomp filter, and closed it), closes
+ * every descriptor past standard error that the process inherited (one the
+ * host opened on a file outside, say, without close-on-exec), then runs the
+ * command in its place.
  */
-const CLOSE_INHERITED = "for fd in /proc/self/fd/*; do fd=${fd##*/}; " +
+const CLOSE_INHERITED = "exec </dev/null; for fd in /proc/self/fd/*; do fd=${fd##*/}; " +
   'if [ "$fd" -gt 2 ] && [ -e "/proc/self/fd/$fd" ]; then exec {fd}>&-; fi; done; exec "$@"';
-
-/**
- * Starts bwrap (`$1`, its arguments after) with the seccomp filter (`$0`, a
- * `printf` format of its bytes) open for reading on the descriptor bwrap is
- * told to load it from.
- */
-const WITH_FILTER = `exec ${SECCOMP_DESCRIPTOR}< <(printf "$0") && exec "$@"`;
 
 /**
  * Wraps `inner` so that every process it starts runs in the sandbox of `plan`.
@@ -86,7 +81,7 @@ const WITH_FILTER = `exec ${SECCOMP_DESCRIPTOR}< <(printf "$0") && exec "$@"`;
  *   filter for this architecture (see `seccomp.ts`).
  */
 export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): ProcessBackend {
-  const filter = plan.network === "none" ? printfBytes(unixSocketFilter(process.arch)) : null;
+  const filter = plan.network === "none" ? unixSocketFilter(process.arch) : undefined;
   return {
     get owned() {
       return inner.owned;
@@ -105,21 +100,20 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
           ),
         );
       }
-      const bwrap = [
-        plan.bwrap,
-        ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
-        "bash",
-        "-c",
-        CLOSE_INHERITED,
-        "bash",
-        request.command,
-        ...request.args,
-      ];
       return inner.spawn({
         ...request,
-        ...(filter === null
-          ? { command: bwrap[0], args: bwrap.slice(1) }
-          : { command: "bash", args: ["-c", WITH_FILTER, filter, ...bwrap] }),
+        command: plan.bwrap,
+        args: [
+          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
+          "bash",
+          "-c",
+          CLOSE_INHERITED,
+          "bash",
+          request.command,
+          ...request.args,
+        ],
+        // Read by bwrap (`--seccomp 0`, see SECCOMP_DESCRIPTOR) before the command starts.
+        ...(filter === undefined ? {} : { input: filter }),
       });
     },
   };

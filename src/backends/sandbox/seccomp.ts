@@ -7,7 +7,8 @@
  * two ends reach nothing else.
  *
  * The program is classic BPF, assembled here: bubblewrap loads a compiled
- * program from a descriptor (`--seccomp`), and libseccomp, which compiles
+ * program from a descriptor (`--seccomp`; its standard input here, so no
+ * program of the host's runs between), and libseccomp, which compiles
  * them, has no JavaScript binding that runs on both runtimes without native
  * code. The program is short enough to read whole (see
  * {@link unixSocketFilter}).
@@ -129,12 +130,4 @@ export function unixSocketFilter(arch: string): Uint8Array {
     view.setUint32(i * 8 + 4, k, true);
   });
   return bytes;
-}
-
-/**
- * `bytes` as a `printf` format that writes them back exactly: every byte a
- * `\xHH` escape (bash's `printf` writes NUL bytes too), nothing `%`.
- */
-export function printfBytes(bytes: Uint8Array): string {
-  return Array.from(bytes, (byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join("");
 }
