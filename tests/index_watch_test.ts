@@ -18,10 +18,12 @@ import {
   type FenceEvents,
   type TreeWatcher,
   type Watches,
+  type WatchTree,
 } from "../src/index/watch.ts";
 import { watchTreeNode } from "../src/backends/node/watch.ts";
 import { defaultWatchTree as watchTree } from "#default-backends";
 import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
+import { createSession, finalizeToolset, type ToolSessionContext } from "../mod.ts";
 
 /** A watcher over `root` with the paths it reported and the losses it declared. */
 async function track(root: string, fenceDirectory?: string) {
@@ -511,11 +513,12 @@ if (deno !== undefined) {
 }
 
 /**
- * Deno's watcher over a new directory, its thread wrapped so that the test
- * can drop its events and post the kernel's overflow (see
- * `fixtures/overflow_watch_worker.ts`), with what it reported.
+ * Deno's tree watcher with its thread wrapped so that the test can drop its
+ * events and post what a burst or the kernel's overflow brings (see
+ * `fixtures/overflow_watch_worker.ts`): the watcher, and `say`, which says
+ * a word to the watch threads and waits for the answer.
  */
-async function overflowable() {
+async function wrappedDenoWatch() {
   // Computed, so that the Node build (which ships no Deno adapter) neither compiles nor resolves it.
   const adapter = "../src/backends/deno/watch.ts";
   const { denoWatches } = await import(adapter) as {
@@ -524,31 +527,36 @@ async function overflowable() {
   const name = `overflow-${process.pid}-${Date.now()}`;
   const worker = new URL(`./fixtures/overflow_watch_worker.ts?channel=${name}`, import.meta.url);
   const channel = new BroadcastChannel(name);
-  /** Says `word` to the watch's thread and waits for its `answer`. */
-  const say = (word: string, answer: string) => {
-    const answered = new Promise<void>((resolve) => {
-      channel.onmessage = ({ data }) => {
-        if (data === answer) resolve();
-      };
-    });
-    channel.postMessage(word);
-    return answered;
+  const watch: WatchTree = (root, handlers, options) =>
+    fencedWatcher(root, handlers, options, (fences) => denoWatches(root, fences, worker));
+  return {
+    watch,
+    say(word: string, answer: string) {
+      const answered = new Promise<void>((resolve) => {
+        channel.onmessage = ({ data }) => {
+          if (data === answer) resolve();
+        };
+      });
+      channel.postMessage(word);
+      return answered;
+    },
+    close: () => channel.close(),
   };
+}
+
+/** {@link wrappedDenoWatch} over a new directory, with what it reported. */
+async function overflowable() {
+  const { watch, say, close } = await wrappedDenoWatch();
   const dir = await tempDir();
   const root = await fs.realpath(dir.path);
   const changed: string[] = [];
   const losses: string[] = [];
   const misses: string[] = [];
-  const watcher = await fencedWatcher(
-    root,
-    {
-      changed: (path) => changed.push(path),
-      lost: (reason) => losses.push(reason),
-      missed: (reason) => misses.push(reason),
-    },
-    {},
-    (fences) => denoWatches(root, fences, worker),
-  );
+  const watcher = await watch(root, {
+    changed: (path) => changed.push(path),
+    lost: (reason) => losses.push(reason),
+    missed: (reason) => misses.push(reason),
+  }, {});
   return {
     root,
     watcher,
@@ -564,7 +572,7 @@ async function overflowable() {
       assert.deepEqual(losses, []);
     },
     async close() {
-      channel.close();
+      close();
       await watcher.close();
       await dir.cleanup();
     },
@@ -572,7 +580,7 @@ async function overflowable() {
 }
 
 test(
-  "watch: when the kernel's event queue overflows, Deno's watch is made anew and the loss is a miss, not a loss",
+  "watch: an event flagged rescan (the kernel's overflow, should the runtime pass it on) has Deno's watch made anew, and the loss is a miss, not a loss",
   { skip: !underDeno && "Deno's watcher only" },
   async () => {
     const { root, watcher, changed, losses, misses, say, coversMade, close } = await overflowable();
@@ -615,6 +623,55 @@ test(
       await coversMade();
     } finally {
       await close();
+    }
+  },
+);
+
+test(
+  "watch: a directory whose creation a burst dropped is found by the index's look at the tree, which has Deno's watch made anew, and later changes in it are answered",
+  { skip: !underDeno && "Deno's watcher only" },
+  async () => {
+    const { watch, say, close } = await wrappedDenoWatch();
+    const dir = await tempDir();
+    const root = await fs.realpath(dir.path);
+    await fs.writeFile(join(root, "a.txt"), "needle\n");
+    const indexed = await createSession({ workingDirectory: root, searchIndex: { watch } });
+    const plain = await createSession({ workingDirectory: root });
+    const grep = async (session: ToolSessionContext) => {
+      const result = await finalizeToolset({ session }).call({
+        name: "grep",
+        input: { pattern: "needle" },
+        callId: "grep",
+      });
+      assert.equal(result.ok, true, JSON.stringify(result.error));
+      return result.output;
+    };
+    const index = indexed.searchIndex!;
+    try {
+      await index.ready;
+      // The burst: events dropped, a directory made among them, then the runtime's overrun.
+      await say("drop", "dropping");
+      await fs.mkdir(join(root, "made"));
+      await fs.writeFile(join(root, "made", "during.txt"), "needle\n");
+      await say(`overrun ${join(root, "made", "during.txt")}`, "overran");
+      assert.equal(await grep(indexed), await grep(plain));
+      // Made after the burst, in the directory the old watch never covered.
+      await fs.writeFile(join(root, "made", "after.txt"), "needle\n");
+      // Searches walk while the index looks at the tree again; every answer is the walk's, until
+      // the index gives one itself.
+      for (let answered = false; !answered;) {
+        const searches = index.stats().searches.indexed;
+        const answer = await grep(indexed);
+        assert.equal(answer, await grep(plain));
+        assert.match(answer, /made\/after\.txt/);
+        answered = index.stats().searches.indexed > searches;
+        if (!answered) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.equal(index.stats().builds, 1, index.stats().reason ?? "");
+    } finally {
+      await index.close();
+      close();
+      await dir.cleanup();
     }
   },
 );

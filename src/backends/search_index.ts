@@ -266,6 +266,12 @@ export class SearchIndex {
   /** What {@link SearchIndexStats.memory} reports, kept as entries and segments come and go. */
   #memory = 0;
   #dirty = new Set<string>();
+  /**
+   * While a refresh looks at the tree: the paths the watcher reported that it
+   * takes in, the directories it added, and how many of those were found
+   * unreported in a directory that was there before.
+   */
+  #looking: { reported: ReadonlySet<string>; made: Set<string>; unreported: number } | null = null;
 
   /**
    * An index of the tree at `root`, read through `filesystem` and kept fresh
@@ -688,6 +694,15 @@ export class SearchIndex {
   }
 
   #addDirectory(display: string, outer: IgnoreState | null): void {
+    const looking = this.#looking;
+    if (looking !== null) {
+      // Unreported, and in a directory that was there before (so watched): its creation's event
+      // was dropped. (Below a directory just made, a recursive watch adds what is there itself.)
+      if (!looking.reported.has(display) && !looking.made.has(parentOf(display))) {
+        looking.unreported++;
+      }
+      looking.made.add(display);
+    }
     this.#entries.set(display, { kind: "directory", outer, children: new Map() });
     this.#insert(display, -1);
     const parent = this.#entries.get(parentOf(display));
@@ -952,26 +967,32 @@ export class SearchIndex {
       );
     const added: number[] = [];
     const internal = this.#abort.signal;
-    for (const directory of order) {
-      const entry = this.#entries.get(directory);
-      if (entry === undefined || entry.kind !== "directory") continue;
-      const isDeep = deep.has(directory);
-      const seen = new Set<string>();
-      const known = isDeep
-        ? this.#below(directory)
-        : [...entry.children.keys()].map((name) => join(directory, name));
-      added.push(
-        ...await this.#walkInto(
-          directory,
-          entry.outer,
-          generation,
-          internal,
-          (display) => !isDeep && !deep.has(display),
-          seen,
-        ),
-      );
-      if (generation !== this.#generation) return false;
-      for (const display of known) if (!seen.has(display)) this.#remove(display);
+    const looking = { reported: dirty, made: new Set<string>(), unreported: 0 };
+    this.#looking = looking;
+    try {
+      for (const directory of order) {
+        const entry = this.#entries.get(directory);
+        if (entry === undefined || entry.kind !== "directory") continue;
+        const isDeep = deep.has(directory);
+        const seen = new Set<string>();
+        const known = isDeep
+          ? this.#below(directory)
+          : [...entry.children.keys()].map((name) => join(directory, name));
+        added.push(
+          ...await this.#walkInto(
+            directory,
+            entry.outer,
+            generation,
+            internal,
+            (display) => !isDeep && !deep.has(display),
+            seen,
+          ),
+        );
+        if (generation !== this.#generation) return false;
+        for (const display of known) if (!seen.has(display)) this.#remove(display);
+      }
+    } finally {
+      this.#looking = null;
     }
     // Files whose content changed, still in the index and not just added.
     const again: number[] = [];
@@ -984,6 +1005,11 @@ export class SearchIndex {
       again.push(entry.id);
     }
     if (resync) {
+      // A directory made while events were missed may be one a recursive watch never covers (its
+      // creation among the events dropped): the watch is made anew, and reports another miss.
+      if (looking.unreported > 0 && !watcher.perDirectory) {
+        watcher.remake?.("a look at the whole tree found a directory no event had reported");
+      }
       again.push(...await this.#restamp(generation, internal));
       if (generation !== this.#generation) return false;
     }

@@ -79,6 +79,14 @@ export interface TreeWatcher {
   fence(signal?: AbortSignal): Promise<boolean>;
   /** Ends every watch and pending fence, and removes the fence directory when it was made here. */
   close(): Promise<void>;
+  /**
+   * Makes every watch anew, for a recursive watch that may have missed a
+   * directory's creation (and so never watches it): its caller found such a
+   * directory by looking at the tree. Ends with a miss reported (see
+   * {@link WatchHandlers.missed}), or the loss. Absent where watches are
+   * added one directory at a time (the caller adds the directory itself).
+   */
+  remake?(reason: string): void;
 }
 
 /** Options of a {@link WatchTree}. */
@@ -161,6 +169,9 @@ export async function fencedWatcher(
       add: (directory) => watches.add(directory),
       remove: (directory) => watches.remove(directory),
       fence: (signal) => fences.fence(signal),
+      ...(watches.remake === undefined
+        ? {}
+        : { remake: (reason: string) => watches.remake?.(reason) }),
       async close() {
         if (fences.closed) return;
         fences.close();

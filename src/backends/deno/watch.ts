@@ -74,13 +74,18 @@ const WATCH_WORKER = new URL("./watch_worker.ts", import.meta.url);
  * Events of kind `access` are not reported: reading a file is not a change,
  * and every write that changes content also yields a `modify` event.
  *
- * When the kernel's event queue overflows (an event flagged `rescan`), the
- * events it dropped may include the creation of a directory, which the
- * watch then never covers. So the watch is made anew on a new thread (it
- * adds a watch on every directory there is then), the old one is closed,
- * and the miss is reported: the index looks at the whole tree again instead
- * of building anew. The same is done when a fence's event does not come in
- * time (see {@link Watches.remake}): the overflow is not always flagged.
+ * When the kernel's event queue overflows, the events it dropped may include
+ * the creation of a directory, which the watch then never covers. The
+ * runtime does not pass the kernel's overflow on (notify's event for it
+ * names no path, and the runtime forwards only events under a watched
+ * path); a burst that fills its channel is reported as a miss, and the
+ * index, looking at the whole tree again, asks for the watch to be made
+ * anew when it finds a directory no event reported ({@link TreeWatcher.remake}).
+ * Then the watch is made anew on a new thread (it adds a watch on every
+ * directory there is then), the old one is closed, and the miss is reported
+ * again: the index looks at the whole tree once more instead of building
+ * anew. The same is done when a fence's event does not come in time, and
+ * for an event flagged `rescan` (the overflow, should the runtime pass it on).
  *
  * @param worker The module of the watch's thread (a test may wrap it).
  */
@@ -137,9 +142,10 @@ export function denoWatches(
       if (event.kind !== "modify") real.clear();
       for (const path of event.paths) {
         // While the watch is made anew, a cookie proves nothing: changes before it may have been
-        // dropped unreported. Its fence ends once the watch is remade and the miss reported.
+        // dropped unreported. Its fence ends once the watch is remade and the miss reported. Nor
+        // does one of a watch being closed: it holds no order with the current watch's events.
         if (isWithin(path, fences.directory)) {
-          if (!remaking) fences.cookie(path);
+          if (!remaking && stream === current) fences.cookie(path);
         } else if (isWithin(path, root)) report(path);
       }
     }
