@@ -10,7 +10,13 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import process from "node:process";
-import { type BashOutput, createSession, finalizeToolset, type SessionOptions } from "../mod.ts";
+import {
+  type BashOutput,
+  createMemoryFileSystem,
+  createSession,
+  finalizeToolset,
+  type SessionOptions,
+} from "../mod.ts";
 import { sh, tempDir } from "./helpers.ts";
 
 /** Why the namespace cannot be had here, or `false` (a machine without bwrap skips these tests). */
@@ -224,6 +230,24 @@ test(
     } finally {
       await sandboxed.cleanup();
       await off.cleanup();
+    }
+  },
+);
+
+test(
+  "进程 (pid namespace): a session whose working directory is not on this disk (an in-memory file system) takes the sweep, and later sessions still get the namespace",
+  { skip },
+  async () => {
+    const filesystem = createMemoryFileSystem();
+    const nowhere = `/owt-nowhere-${newTag()}`;
+    filesystem.mkdirp(nowhere);
+    const inMemory = await createSession({ workingDirectory: nowhere, filesystem });
+    assert.equal(inMemory.processEnding, "marker-sweep");
+    const bash = await bashSession();
+    try {
+      assert.equal(bash.session.processEnding, "pid-namespace");
+    } finally {
+      await bash.cleanup();
     }
   },
 );

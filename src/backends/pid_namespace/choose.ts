@@ -6,9 +6,11 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import process from "node:process";
 import type { ProcessBackend } from "../process.ts";
 import type { CheckedPath } from "../../path/checked_path.ts";
+import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { probeStart } from "../probe_start.ts";
 import { namespacedProcesses } from "./namespaced_processes.ts";
 import { findProgram } from "../../runtime/platform.ts";
@@ -23,8 +25,8 @@ import { permissionState } from "../../runtime/checks.ts";
 export type ProcessEnding = "pid-namespace" | "marker-sweep";
 
 /** The probes made so far, by bwrap's path: of the default backends, and of each host's backend. */
-const probedDefault = new Map<string, Promise<boolean>>();
-const probedHost = new WeakMap<ProcessBackend, Map<string, Promise<boolean>>>();
+const probedDefault = new Map<string, Promise<boolean | null>>();
+const probedHost = new WeakMap<ProcessBackend, Map<string, Promise<boolean | null>>>();
 
 /** What {@link choosePidNamespace} decides from. */
 export interface PidNamespaceChoice {
@@ -56,6 +58,8 @@ export async function choosePidNamespace(
   // Deno would ask on a terminal (or refuse) a program it was not granted: not worth a question.
   const state = permissionState({ name: "run", command: bwrap });
   if (state !== null && state !== "granted") return fallback;
+  // A working directory that is not on this disk (an in-memory file system's): nothing starts there.
+  if (!directoryHere(unwrapCheckedPath(choice.cwd))) return fallback;
   const namespaced = namespacedProcesses(choice.processes, bwrap);
   let probes = probedDefault;
   if (!choice.isDefault) {
@@ -64,9 +68,37 @@ export async function choosePidNamespace(
   }
   let works = probes.get(bwrap);
   if (works === undefined) {
-    works = probeStart(namespaced, choice.cwd, choice.environment)
-      .then((problem) => problem === null, () => false);
+    works = probe(choice, namespaced);
     probes.set(bwrap, works);
   }
-  return (await works) ? { processes: namespaced, ending: "pid-namespace" } : fallback;
+  const answer = await works;
+  // Not the namespace's failure (the directory is not on this disk, say): asked again next time.
+  if (answer === null) probes.delete(bwrap);
+  return answer === true ? { processes: namespaced, ending: "pid-namespace" } : fallback;
+}
+
+/** Whether `path` is a directory on this machine's disk; `true` where the runtime will not tell. */
+function directoryHere(path: string): boolean {
+  const state = permissionState({ name: "read", path });
+  if (state !== null && state !== "granted") return true; // Deno would ask: the probe tells
+  try {
+    return statSync(path).isDirectory();
+  } catch (error) {
+    return (error as { name?: string }).name === "NotCapable";
+  }
+}
+
+/**
+ * Whether `true` starts in the namespace; `null` when it does not start
+ * without one either, so that the failure says nothing of the namespace.
+ */
+async function probe(
+  choice: PidNamespaceChoice,
+  namespaced: ProcessBackend,
+): Promise<boolean | null> {
+  const { cwd, environment } = choice;
+  if (await probeStart(namespaced, cwd, environment).catch(() => "failed") === null) return true;
+  return await probeStart(choice.processes, cwd, environment).catch(() => "failed") === null
+    ? false
+    : null;
 }
