@@ -252,6 +252,29 @@ test(
   },
 );
 
+test(
+  "进程 (pid namespace): the bash tool's description tells the model what the namespace changes, only where there is one",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const description = async (options: Partial<SessionOptions>) => {
+        const session = await createSession({ workingDirectory: dir.path, ...options });
+        const toolset = finalizeToolset({ session, select: ["bash"] });
+        return toolset.definitions[0].description;
+      };
+      const namespaced = await description({});
+      const plain = await description({ processNamespace: false });
+      assert.match(namespaced, /PID namespace of its own/);
+      assert.match(namespaced, /ps and \/proc show only this call's processes/);
+      assert.ok(namespaced.startsWith(plain), "the tool's own description, then the statement");
+      assert.doesNotMatch(plain, /PID namespace/);
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
 test("进程 (pid namespace): a processNamespace option that is not a boolean is a TypeError naming it", async () => {
   await assert.rejects(
     // @ts-expect-error: the option is a boolean

@@ -35,6 +35,17 @@ export function namespaceArguments(cwd: string): string[] {
   return ["--unshare-pid", "--dev-bind", "/", "/", "--proc", "/proc", "--chdir", cwd, "--"];
 }
 
+/**
+ * What the namespace means for a command, in one paragraph for the
+ * description of a tool that runs commands (the model reads it: what `ps`
+ * shows and what `kill` reaches are not what they are without it).
+ */
+export const PID_NAMESPACE_STATEMENT: string =
+  "In this session every command runs in a PID namespace of its own (nothing else is isolated): " +
+  "every process it starts ends when the call ends, whatever it does to its environment or " +
+  "session; ps and /proc show only this call's processes (its shell is pid 2), so a process this " +
+  "call did not start cannot be listed or signalled by its pid.";
+
 /** Wraps `inner` so that every process it starts runs in a PID namespace of its own, by `bwrap`. */
 export function namespacedProcesses(inner: ProcessBackend, bwrap: string): ProcessBackend {
   return {
