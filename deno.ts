@@ -10,7 +10,7 @@
  * const flags = denoPermissionFlags({ workingDirectory: "/path/to/repo" });
  * // ["--allow-read=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src",
  * //  "--allow-write=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
- * //  "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
+ * //  "--allow-run=bash,bwrap", "--allow-sys=uid", "--no-prompt"]
  * ```
  *
  * @module

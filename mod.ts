@@ -30,6 +30,7 @@
 
 export { createSession } from "./src/session.ts";
 export type { SessionOptions } from "./src/session.ts";
+export type { ProcessEnding } from "./src/backends/pid_namespace/choose.ts";
 export { UnsupportedPlatformError } from "./src/runtime/platform.ts";
 export { SandboxUnavailableError } from "./src/runtime/sandbox.ts";
 export type { SandboxOptions, SandboxProblem } from "./src/runtime/sandbox.ts";

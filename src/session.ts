@@ -40,7 +40,10 @@ import {
 } from "./runtime/sandbox.ts";
 import type { SandboxOptions } from "./runtime/sandbox.ts";
 import { findProgram } from "./runtime/platform.ts";
-import { probeSandbox, sandboxedProcesses } from "./backends/sandbox/sandboxed_processes.ts";
+import { sandboxedProcesses } from "./backends/sandbox/sandboxed_processes.ts";
+import { probeStart } from "./backends/probe_start.ts";
+import { choosePidNamespace } from "./backends/pid_namespace/choose.ts";
+import type { ProcessEnding } from "./backends/pid_namespace/choose.ts";
 import { sandboxStatement } from "./backends/sandbox/bwrap_arguments.ts";
 import type { SandboxPlan } from "./backends/sandbox/bwrap_arguments.ts";
 import { filterSupports } from "./backends/sandbox/seccomp.ts";
@@ -89,6 +92,18 @@ export interface SessionOptions {
    * throws a `SandboxUnavailableError` when it cannot start one.
    */
   readonly sandbox?: boolean | SandboxOptions;
+  /**
+   * Runs every `bash` call in a PID namespace of its own where it can
+   * (default `true`): Linux, bubblewrap on the processes' `PATH`, user
+   * namespaces allowed (and, under Deno, `--allow-run=…,bwrap`), checked
+   * once by running `true` in one. The kernel then ends every process a call
+   * started when the call ends. Nothing else is confined: it is not the
+   * sandbox. Where it cannot be had, or with `false`, the process backend's
+   * sweep of the process table ends what it finds (best effort);
+   * `session.processEnding` says which applies. A session with `sandbox`
+   * has the sandbox's own PID namespace either way.
+   */
+  readonly processNamespace?: boolean;
 }
 
 const SESSION_OPTIONS: OptionNames<SessionOptions> = {
@@ -101,6 +116,7 @@ const SESSION_OPTIONS: OptionNames<SessionOptions> = {
   protectedNames: true,
   searchIndex: true,
   sandbox: true,
+  processNamespace: true,
 };
 const PERMISSION_OPTIONS: OptionNames<PermissionProfile> = { mode: true, sandboxedCommands: true };
 const MODES: Readonly<Record<PermissionMode, true>> = {
@@ -124,6 +140,10 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
   checkOptionBag(where, options, SESSION_OPTIONS);
   const { workingDirectory, permissions, skillRoot, environment, searchIndex } = options;
   checkSandboxOption(where, options.sandbox);
+  const namespace = options.processNamespace;
+  if (namespace !== undefined && typeof namespace !== "boolean") {
+    refuseOption(where, "processNamespace", "a boolean", namespace);
+  }
   if (typeof workingDirectory !== "string") {
     refuseOption(where, "workingDirectory", "a string", workingDirectory);
   }
@@ -297,6 +317,7 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
   const resolve = (input: string, access: PathAccess, intent: PathIntent) =>
     resolvePath(filesystem, roots, input, access, intent);
   let processes = options.processes ?? defaultProcessBackend();
+  let processEnding: ProcessEnding = "marker-sweep";
   let sandbox: SessionSandbox | undefined;
   if (sandboxOptions !== null) {
     const writable = [workingDirectory];
@@ -314,7 +335,7 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
       network: sandboxOptions.network ?? "none",
     };
     processes = sandboxedProcesses(processes, plan);
-    const problem = await probeSandbox(
+    const problem = await probeStart(
       processes,
       await resolve(".", "read", "must_exist"),
       environment,
@@ -325,6 +346,14 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
       writable: Object.freeze(writable),
       statement: sandboxStatement(plan),
     });
+    processEnding = "pid-namespace";
+  } else if (options.processNamespace !== false) {
+    ({ processes, ending: processEnding } = await choosePidNamespace({
+      processes,
+      isDefault: options.processes === undefined,
+      cwd: await resolve(".", "read", "must_exist"),
+      environment,
+    }));
   }
   const session = {
     workingDirectory,
@@ -333,6 +362,7 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     environment,
     filesystem,
     processes,
+    processEnding,
     resolvePath: resolve,
     ...(sandbox === undefined ? {} : { sandbox }),
   };

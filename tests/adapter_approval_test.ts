@@ -15,12 +15,12 @@ import { Agent, RunContext, Runner } from "@openai/agents";
 import { type AISDKTool, describeApprovalRequest, toAISDKTools } from "../ai_sdk.ts";
 import { type OpenAIAgentsTool, toOpenAIAgentsTools } from "../openai_agents.ts";
 import {
-  alive,
   callsOnceLanguageModel,
   CallsOnceModel,
   diskToolset,
-  pidFrom,
   sleeperCommand,
+  sleeping,
+  uniqueNap,
   until,
 } from "./adapter_fixtures.ts";
 
@@ -92,19 +92,18 @@ test("openai-agents: a call that asked for nothing when checked, and asks when i
 });
 
 test("ai-sdk: a consumer that stops reading a call's progress ends the call's process group", async () => {
-  const { root, toolset, cleanup } = await diskToolset();
+  const { toolset, cleanup } = await diskToolset();
   try {
-    const pidFile = join(root, "sleeper.pid");
+    const nap = uniqueNap();
     const tools = toAISDKTools(toolset, { approve: () => Promise.resolve(true) });
-    const command = `echo started; ${sleeperCommand(pidFile)}`;
+    const command = `echo started; ${sleeperCommand(nap)}`;
     const outputs = tools.bash.execute({ command }, { toolCallId: "call-1" });
     const iterator = outputs[Symbol.asyncIterator]();
     const first = await iterator.next();
     assert.deepEqual(first.value, { status: "running", output: "started\n" });
-    const pid = await pidFrom(pidFile);
-    assert.ok(await alive(pid));
+    await until(() => sleeping(nap), "the background sleep running");
     await iterator.return?.();
-    await until(async () => !(await alive(pid)), `the background sleep (${pid}) ending`);
+    await until(async () => !(await sleeping(nap)), "the background sleep ending");
   } finally {
     await cleanup();
   }

@@ -2,7 +2,7 @@
  * What the framework adapter tests share: a disk session in a temporary
  * directory, and waiting on a command's pid file and on its process's end.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   createSession,
@@ -40,29 +40,28 @@ export async function diskToolset(
 import { until } from "./helpers.ts";
 export { until };
 
-/** The pid a command wrote to `file`, once it is there. */
-export async function pidFrom(file: string): Promise<number> {
-  let pid = NaN;
-  await until(async () => {
-    pid = Number((await readFile(file, "utf8").catch(() => "")).trim());
-    return Number.isInteger(pid) && pid > 0;
-  }, `a pid in ${file}`);
-  return pid;
+/** A duration no other process sleeps: how a test finds the `sleep` a call started. */
+export function uniqueNap(): string {
+  return (300 + Math.random()).toFixed(6);
 }
 
 /**
- * Whether a process with this pid is running, asked of `ps` (Deno's
- * `process.kill(pid, 0)` needs a wider permission); a zombie left to an init
- * that does not reap is not running.
+ * Whether a `sleep <nap>` is running, found by its arguments (in a PID
+ * namespace of its own the command sees other pids than the host's); a
+ * zombie left to an init that does not reap is not running.
  */
-export async function alive(pid: number): Promise<boolean> {
-  const stat = (await sh('ps -o stat= -p "$1" || true', String(pid))).trim();
-  return stat !== "" && !stat.startsWith("Z");
+export async function sleeping(nap: string): Promise<boolean> {
+  const out = await sh(
+    "ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = \"\"; print substr($0, 2) }' | " +
+      'grep -cxF "sleep $1" || true',
+    nap,
+  );
+  return Number(out.trim()) > 0;
 }
 
-/** A bash command that starts `sleep 300` in the background, writes its pid to `pidFile`, and waits. */
-export function sleeperCommand(pidFile: string): string {
-  return `sleep 300 & echo $! > '${pidFile}'; wait`;
+/** A bash command that starts `sleep <nap>` in the background and waits. */
+export function sleeperCommand(nap: string): string {
+  return `sleep ${nap} & wait`;
 }
 
 /** A tool call an Agents SDK model makes. */

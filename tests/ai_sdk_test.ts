@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { generateText, type ModelMessage, stepCountIs, streamText, type ToolSet } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { toAISDKTools } from "../ai_sdk.ts";
-import { alive, diskToolset, pidFrom, sleeperCommand, until } from "./adapter_fixtures.ts";
+import { diskToolset, sleeperCommand, sleeping, uniqueNap, until } from "./adapter_fixtures.ts";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -225,12 +225,12 @@ test("ai-sdk: an `approve` option decides in-process, and the SDK never pauses",
 });
 
 test("ai-sdk: aborting the generation ends a running command's whole process group", async () => {
-  const { root, toolset, cleanup } = await diskToolset();
+  const { toolset, cleanup } = await diskToolset();
   try {
-    const pidFile = join(root, "sleeper.pid");
+    const nap = uniqueNap();
     const tools = toAISDKTools(toolset, { approve: () => Promise.resolve(true) });
     const model = new MockLanguageModelV4({
-      doGenerate: [callTurn("bash", { command: sleeperCommand(pidFile) }), textTurn],
+      doGenerate: [callTurn("bash", { command: sleeperCommand(nap) }), textTurn],
     });
     const turn = new AbortController();
     const outcome = generateText({
@@ -240,11 +240,10 @@ test("ai-sdk: aborting the generation ends a running command's whole process gro
       abortSignal: turn.signal,
       stopWhen: stepCountIs(2),
     }).then(() => "finished", () => "aborted");
-    const pid = await pidFrom(pidFile);
-    assert.ok(await alive(pid));
+    await until(() => sleeping(nap), "the background sleep running");
     turn.abort();
     // Gone before the generation settles: the abort reached the command, not its timeout.
-    await until(async () => !(await alive(pid)), `the background sleep (${pid}) ending`);
+    await until(async () => !(await sleeping(nap)), "the background sleep ending");
     assert.equal(await outcome, "aborted");
   } finally {
     await cleanup();

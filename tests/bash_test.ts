@@ -4,7 +4,6 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import process from "node:process";
 import {
   type BashOutput,
@@ -13,6 +12,7 @@ import {
   finalizeToolset,
   type ProcessBackend,
   type ProcessHandle,
+  SandboxUnavailableError,
   type ToolProgress,
 } from "../mod.ts";
 import { createNodeFileSystem } from "../node.ts";
@@ -37,18 +37,17 @@ async function groupMembers(pgid: number): Promise<number[]> {
     .map(([pid]) => Number(pid));
 }
 
-async function pidsIn(file: string): Promise<number[]> {
-  const text = await readFile(file, "utf8").catch(() => "");
-  return text.split(/\s+/).filter(Boolean).map(Number);
-}
-
 /** A backend that records terminate() calls on the handles it gives out. */
 function recording(
   inner: ProcessBackend,
-): ProcessBackend & { terminations: number; pids: number[] } {
+): ProcessBackend & { terminations: number; pids: number[]; reset(): void } {
   const wrapper = {
     terminations: 0,
     pids: [] as number[],
+    reset() {
+      wrapper.terminations = 0;
+      wrapper.pids = [];
+    },
     get owned() {
       return inner.owned;
     },
@@ -68,14 +67,58 @@ function recording(
   return wrapper;
 }
 
-async function bashWorkspace(processes: ProcessBackend) {
+/**
+ * How a session's calls end their processes: in a PID namespace of their
+ * own (the default where one can be had), by the backend's sweep alone
+ * (`processNamespace: false`), or in the sandbox.
+ */
+type Mode = "pid namespace" | "marker sweep" | "sandbox";
+
+/**
+ * Why `mode` cannot be tested here, or `false`: only a machine that is not
+ * Linux, has no bwrap, or where bwrap cannot make its namespaces skips it.
+ * A runtime refused the right to run bwrap fails the tests instead.
+ */
+async function unavailable(mode: Mode): Promise<string | false> {
+  if (mode === "marker sweep") return false;
+  if (process.platform !== "linux") return "PID namespaces are Linux-only";
+  const dir = await tempDir();
+  try {
+    await createSession({ workingDirectory: dir.path, sandbox: true });
+    return false;
+  } catch (error) {
+    if (!(error instanceof SandboxUnavailableError)) throw error;
+    if (error.problem === "start_failed" && /allow-run|run access/.test(error.message)) {
+      return false;
+    }
+    return `bwrap cannot run on this machine: ${error.message}`;
+  } finally {
+    await dir.cleanup();
+  }
+}
+
+const MODES: readonly { mode: Mode; skip: string | false }[] = await Promise.all(
+  (["pid namespace", "marker sweep", "sandbox"] as const).map(async (mode) => ({
+    mode,
+    skip: await unavailable(mode),
+  })),
+);
+
+async function bashWorkspace(processes: ProcessBackend, mode: Mode = "pid namespace") {
   const dir = await tempDir();
   const session = await createSession({
     workingDirectory: dir.path,
     filesystem: createNodeFileSystem(),
     processes,
     environment: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir.path, LANG: "C.UTF-8" },
+    processNamespace: mode !== "marker sweep",
+    ...(mode === "sandbox" ? { sandbox: true } : {}),
   });
+  // Where the namespace can be had it is used, never silently the sweep.
+  const expected = mode === "marker sweep" || MODES.find((m) => m.mode === mode)?.skip !== false
+    ? "marker-sweep"
+    : "pid-namespace";
+  assert.equal(session.processEnding, expected);
   const toolset = finalizeToolset({ session, select: ["bash"] });
   return {
     dir: dir.path,
@@ -118,6 +161,11 @@ async function tagged(tag: string): Promise<string[]> {
     .map((line) => line.slice(line.indexOf(" ") + 1).trim());
 }
 
+/** A tag unique to a test, for the arguments of the processes it starts. */
+function newTag(): string {
+  return String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
+}
+
 /** Ends what a failed test left behind: only the processes it tagged. */
 async function endTagged(tag: string): Promise<void> {
   const pids = (await tagged(tag)).map((line) => line.split(" ")[0]);
@@ -125,319 +173,384 @@ async function endTagged(tag: string): Promise<void> {
 }
 
 for (const { name, create } of await processBackends()) {
-  test(`取消与进程 (${name}): cancelling a turn cancels all active calls at once`, async () => {
-    const backend = recording(create());
-    const ws = await bashWorkspace(backend);
-    try {
-      const turn = new AbortController();
-      const calls = [1, 2, 3].map((i) =>
-        ws.toolset.call({
-          name: "bash",
-          input: { command: `echo started ${i}; sleep 300` },
-          callId: `c${i}`,
-          signal: turn.signal,
-        })
-      );
-      await until(() => backend.pids.length === 3, "three processes started");
-      await until(
-        async () => (await Promise.all(backend.pids.map(groupMembers))).every((m) => m.length > 0),
-        "every group has members",
-      );
-      turn.abort();
-      const results = await Promise.all(calls);
-      for (const result of results) {
-        assert.equal(result.error?.code, "cancelled");
-        assert.equal((result.data as BashOutput).status, "cancelled");
-      }
-      assert.deepEqual(await survivors(backend.pids), []);
-      assert.equal(backend.owned, 0);
-    } finally {
-      await ws.cleanup();
-    }
-  });
-
-  test(`取消与进程 (${name}): timeout and user cancel end in the same termination path`, async () => {
-    const backend = recording(create());
-    const ws = await bashWorkspace(backend);
-    try {
-      // A shell that ignores SIGTERM: both paths must escalate to SIGKILL through the same terminate().
-      const stubborn = "trap '' TERM; echo ready; while :; do sleep 0.05; done";
-      const timed = await ws.toolset.call({
-        name: "bash",
-        input: { command: stubborn, timeout_ms: 300 },
-        callId: "t",
-      });
-      assert.equal((timed.data as BashOutput).status, "timed_out");
-      assert.equal(backend.terminations, 1);
-      const turn = new AbortController();
-      // Cancelled once the shell has printed: its output is kept.
-      const pending = ws.toolset.call({
-        name: "bash",
-        input: { command: stubborn },
-        callId: "c",
-        signal: turn.signal,
-        progress: (event) => {
-          if (event.kind === "stdout" && event.chunk.includes("ready")) turn.abort();
-        },
-      });
-      const cancelled = await pending;
-      assert.equal((cancelled.data as BashOutput).status, "cancelled");
-      assert.equal(backend.terminations, 2);
-      assert.match((cancelled.data as BashOutput).stdout, /ready/);
-      assert.deepEqual(await survivors(backend.pids), []);
-    } finally {
-      await ws.cleanup();
-    }
-  });
-
-  test(`取消与进程 (${name}): bash ends the whole process group and returns the output gathered before the kill`, async () => {
-    const backend = recording(create());
-    const ws = await bashWorkspace(backend);
-    try {
-      const pidfile = `${ws.dir}/pids`;
-      // Background children and grandchildren, one of which ignores SIGTERM.
-      const command = [
-        `echo before-kill`,
-        `echo error-side >&2`,
-        `sleep 300 & echo $! >> ${pidfile}`,
-        `(trap '' TERM; sleep 300 & echo $! >> ${pidfile}; sleep 300) & echo $! >> ${pidfile}`,
-        `bash -c 'sleep 300 & echo $! >> ${pidfile}; wait' &`,
-        `wait`,
-      ].join("\n");
-      const turn = new AbortController();
-      const pending = ws.toolset.call({
-        name: "bash",
-        input: { command },
-        callId: "c",
-        signal: turn.signal,
-      });
-      await until(async () => (await pidsIn(pidfile)).length === 4, "four pids written");
-      const pids = [...await pidsIn(pidfile), ...backend.pids];
-      assert.equal((await survivors(pids)).length, pids.length, "all started");
-      turn.abort();
-      const result = await pending;
-      const data = result.data as BashOutput;
-      assert.equal(data.status, "cancelled");
-      assert.match(data.stdout, /before-kill/);
-      assert.match(data.stderr, /error-side/);
-      assert.deepEqual(await survivors(pids), [], "no member of the group survives");
-      assert.deepEqual(await groupMembers(backend.pids[0]), []);
-    } finally {
-      await ws.cleanup();
-    }
-  });
-
-  test(`取消与进程 (${name}): background children do not outlive a normal exit`, async () => {
-    const backend = recording(create());
-    const ws = await bashWorkspace(backend);
-    try {
-      const result = await ws.toolset.call({
-        name: "bash",
-        input: { command: `sleep 300 & echo $! > ${ws.dir}/bg; echo done` },
-        callId: "c",
-      });
-      assert.equal((result.data as BashOutput).status, "exited");
-      assert.equal((result.data as BashOutput).stdout, "done\n");
-      assert.deepEqual(await survivors(await pidsIn(`${ws.dir}/bg`)), []);
-    } finally {
-      await ws.cleanup();
-    }
-  });
-
-  for (const ending of ["a normal exit", "a timeout", "a cancel"] as const) {
-    test(`取消与进程 (${name}): no descendant outlives ${ending}, not even one in a new session`, async () => {
-      const backend = create();
-      const ws = await bashWorkspace(backend);
-      const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
+  for (const { mode, skip } of MODES) {
+    const label = `${name}, ${mode}`;
+    test(`取消与进程 (${label}): cancelling a turn cancels all active calls at once`, {
+      skip,
+    }, async () => {
+      const backend = recording(create());
+      const ws = await bashWorkspace(backend, mode);
+      backend.reset(); // what the session ran to make its namespace is not a call
       try {
-        const forms = escapes(tag);
-        // Every form runs before the shell ends, so what is left afterwards escaped the call.
-        const waitAll = `until [ "$(pgrep -fc '^sleep 300\\.${tag}')" -ge ${forms.length} ]; ` +
-          "do sleep 0.02; done; echo started";
-        const command = [...forms, waitAll, ending === "a normal exit" ? "exit 0" : "sleep 300"]
-          .join("\n");
         const turn = new AbortController();
-        const started = Date.now();
+        const calls = [1, 2, 3].map((i) =>
+          ws.toolset.call({
+            name: "bash",
+            input: { command: `echo started ${i}; sleep 300` },
+            callId: `c${i}`,
+            signal: turn.signal,
+          })
+        );
+        await until(() => backend.pids.length === 3, "three processes started");
+        await until(
+          async () =>
+            (await Promise.all(backend.pids.map(groupMembers))).every((m) => m.length > 0),
+          "every group has members",
+        );
+        turn.abort();
+        const results = await Promise.all(calls);
+        for (const result of results) {
+          assert.equal(result.error?.code, "cancelled");
+          assert.equal((result.data as BashOutput).status, "cancelled");
+        }
+        assert.deepEqual(await survivors(backend.pids), []);
+        assert.equal(backend.owned, 0);
+      } finally {
+        await ws.cleanup();
+      }
+    });
+
+    test(`取消与进程 (${label}): timeout and user cancel end in the same termination path`, {
+      skip,
+    }, async () => {
+      const backend = recording(create());
+      const ws = await bashWorkspace(backend, mode);
+      backend.reset(); // what the session ran to make its namespace is not a call
+      try {
+        // A shell that ignores SIGTERM: both paths must escalate to SIGKILL through the same terminate().
+        const stubborn = "trap '' TERM; echo ready; while :; do sleep 0.05; done";
+        const timed = await ws.toolset.call({
+          name: "bash",
+          input: { command: stubborn, timeout_ms: 300 },
+          callId: "t",
+        });
+        assert.equal((timed.data as BashOutput).status, "timed_out");
+        assert.equal(backend.terminations, 1);
+        const turn = new AbortController();
+        // Cancelled once the shell has printed: its output is kept.
         const pending = ws.toolset.call({
           name: "bash",
-          input: { command, ...(ending === "a timeout" ? { timeout_ms: 3000 } : {}) },
+          input: { command: stubborn },
           callId: "c",
           signal: turn.signal,
+          progress: (event) => {
+            if (event.kind === "stdout" && event.chunk.includes("ready")) turn.abort();
+          },
         });
-        if (ending === "a cancel") {
-          await until(async () => (await tagged(tag)).length === forms.length, "every form runs");
+        const cancelled = await pending;
+        assert.equal((cancelled.data as BashOutput).status, "cancelled");
+        assert.equal(backend.terminations, 2);
+        assert.match((cancelled.data as BashOutput).stdout, /ready/);
+        assert.deepEqual(await survivors(backend.pids), []);
+      } finally {
+        await ws.cleanup();
+      }
+    });
+
+    test(
+      `取消与进程 (${label}): bash ends the whole process group and returns the output gathered before the kill`,
+      {
+        skip,
+      },
+      async () => {
+        const backend = recording(create());
+        const ws = await bashWorkspace(backend, mode);
+        const tag = newTag();
+        try {
+          // Background children and grandchildren, one of which ignores SIGTERM. Found by their
+          // arguments: in a PID namespace the command sees other pids than the host.
+          const command = [
+            `echo before-kill`,
+            `echo error-side >&2`,
+            `sleep 300.${tag}1 &`,
+            `(trap '' TERM; sleep 300.${tag}2 & sleep 300.${tag}3) &`,
+            `bash -c 'sleep 300.${tag}4 & wait' &`,
+            `wait`,
+          ].join("\n");
+          const turn = new AbortController();
+          const pending = ws.toolset.call({
+            name: "bash",
+            input: { command },
+            callId: "c",
+            signal: turn.signal,
+          });
+          await until(async () => (await tagged(tag)).length === 4, "four processes run");
           turn.abort();
+          const result = await pending;
+          const data = result.data as BashOutput;
+          assert.equal(data.status, "cancelled");
+          assert.match(data.stdout, /before-kill/);
+          assert.match(data.stderr, /error-side/);
+          assert.deepEqual(await tagged(tag), [], "no member of the group survives");
+          assert.deepEqual(await survivors(backend.pids), []);
+          assert.deepEqual(await groupMembers(backend.pids[0]), []);
+        } finally {
+          await endTagged(tag);
+          await ws.cleanup();
         }
-        const result = await pending;
-        const elapsed = Date.now() - started;
-        const data = result.data as BashOutput;
-        const left = await tagged(tag);
-        assert.equal(
-          data.status,
-          { "a normal exit": "exited", "a timeout": "timed_out", "a cancel": "cancelled" }[ending],
-        );
-        assert.match(data.stdout, /started/);
-        assert.deepEqual(left, [], `${left.length} of ${forms.length} survived`);
-        assert.ok(elapsed < 15_000, `the call took ${elapsed} ms`);
-        assert.equal(backend.owned, 0);
+      },
+    );
+
+    test(`取消与进程 (${label}): background children do not outlive a normal exit`, {
+      skip,
+    }, async () => {
+      const backend = recording(create());
+      const ws = await bashWorkspace(backend, mode);
+      backend.reset(); // what the session ran to make its namespace is not a call
+      const tag = newTag();
+      try {
+        const result = await ws.toolset.call({
+          name: "bash",
+          input: {
+            command: `sleep 300.${tag}1 & until pgrep -f '^sleep 300\\.${tag}' >/dev/null; ` +
+              "do sleep 0.02; done; echo done",
+          },
+          callId: "c",
+        });
+        assert.equal((result.data as BashOutput).status, "exited");
+        assert.equal((result.data as BashOutput).stdout, "done\n");
+        assert.deepEqual(await tagged(tag), []);
       } finally {
         await endTagged(tag);
         await ws.cleanup();
       }
     });
+
+    for (const ending of ["a normal exit", "a timeout", "a cancel"] as const) {
+      test(
+        `取消与进程 (${label}): no descendant outlives ${ending}, not even one in a new session`,
+        {
+          skip,
+        },
+        async () => {
+          const backend = create();
+          const ws = await bashWorkspace(backend, mode);
+          const tag = newTag();
+          try {
+            const forms = escapes(tag);
+            // Every form runs before the shell ends, so what is left afterwards escaped the call.
+            const waitAll = `until [ "$(pgrep -fc '^sleep 300\\.${tag}')" -ge ${forms.length} ]; ` +
+              "do sleep 0.02; done; echo started";
+            const command = [...forms, waitAll, ending === "a normal exit" ? "exit 0" : "sleep 300"]
+              .join("\n");
+            const turn = new AbortController();
+            const started = Date.now();
+            const pending = ws.toolset.call({
+              name: "bash",
+              input: { command, ...(ending === "a timeout" ? { timeout_ms: 3000 } : {}) },
+              callId: "c",
+              signal: turn.signal,
+            });
+            if (ending === "a cancel") {
+              await until(
+                async () => (await tagged(tag)).length === forms.length,
+                "every form runs",
+              );
+              turn.abort();
+            }
+            const result = await pending;
+            const elapsed = Date.now() - started;
+            const data = result.data as BashOutput;
+            const left = await tagged(tag);
+            assert.equal(
+              data.status,
+              {
+                "a normal exit": "exited",
+                "a timeout": "timed_out",
+                "a cancel": "cancelled",
+              }[ending],
+            );
+            assert.match(data.stdout, /started/);
+            assert.deepEqual(left, [], `${left.length} of ${forms.length} survived`);
+            assert.ok(elapsed < 15_000, `the call took ${elapsed} ms`);
+            assert.equal(backend.owned, 0);
+          } finally {
+            await endTagged(tag);
+            await ws.cleanup();
+          }
+        },
+      );
+    }
+
+    test(`取消与进程 (${label}): the end of a call ends only the call's own processes`, {
+      skip,
+    }, async () => {
+      const backend = create();
+      const ws = await bashWorkspace(backend, mode);
+      const tag = newTag();
+      const detached = (n: number) => `setsid -f sleep 300.${tag}${n} >/dev/null 2>&1`;
+      // What the command itself can see: in a PID namespace, only its own call's processes.
+      const running = (n: number) =>
+        `until pgrep -f '^sleep 300\\.${tag}${n}' >/dev/null; do sleep 0.02; done`;
+      try {
+        // Not started by any call: the same user's, in a session of its own.
+        await sh(detached(9));
+        const turn = new AbortController();
+        const other = ws.toolset.call({
+          name: "bash",
+          input: { command: `${detached(1)}; echo started; sleep 300` },
+          callId: "a",
+          signal: turn.signal,
+        });
+        await until(async () => (await tagged(tag)).length === 2, "both processes run");
+        const ended = await ws.toolset.call({
+          name: "bash",
+          input: { command: `${detached(2)}; ${running(2)}` },
+          callId: "b",
+        });
+        assert.equal((ended.data as BashOutput).status, "exited");
+        const digits = async () => (await tagged(tag)).map((line) => line.at(-1)).sort();
+        assert.deepEqual(
+          await digits(),
+          ["1", "9"],
+          "the concurrent call's process and the outside one live",
+        );
+        turn.abort();
+        assert.equal(((await other).data as BashOutput).status, "cancelled");
+        assert.deepEqual(await digits(), ["9"], "the outside process lives");
+      } finally {
+        await endTagged(tag);
+        await ws.cleanup();
+      }
+    });
+
+    test(
+      `取消与进程 (${label}): a descendant that cleared its environment ends once it was seen in the parent chain`,
+      {
+        skip,
+      },
+      async () => {
+        const backend = create();
+        const ws = await bashWorkspace(backend, mode);
+        const tag = newTag();
+        try {
+          // No marker and a session of its own; the shell's child while the call runs.
+          const command = `env -i setsid sleep 300.${tag}1 >/dev/null 2>&1 &\n` +
+            `until pgrep -f '^sleep 300\\.${tag}' >/dev/null; do sleep 0.02; done; sleep 1`;
+          const result = await ws.toolset.call({ name: "bash", input: { command }, callId: "c" });
+          assert.equal((result.data as BashOutput).status, "exited");
+          assert.deepEqual(await tagged(tag), []);
+        } finally {
+          await endTagged(tag);
+          await ws.cleanup();
+        }
+      },
+    );
+
+    test(`取消与进程 (${label}): an unconfirmed kill yields outcome_unknown and leaves no orphan`, {
+      skip,
+    }, async () => {
+      const real = create();
+      // The injected backend cannot confirm the end of a call: its handles' terminate() reports
+      // failure once the session (and its namespace) is made.
+      let confirms = true;
+      const unconfirmed: ProcessBackend = {
+        get owned() {
+          return real.owned;
+        },
+        shutdown: () => real.shutdown(),
+        async spawn(request) {
+          const handle = await real.spawn(request);
+          return {
+            ...handle,
+            terminate: () => confirms ? handle.terminate() : Promise.resolve(false),
+          };
+        },
+      };
+      const ws = await bashWorkspace(unconfirmed, mode);
+      confirms = false;
+      const tag = newTag();
+      try {
+        const result = await ws.toolset.call({
+          name: "bash",
+          input: { command: `echo partial; sleep 300.${tag}1`, timeout_ms: 300 },
+          callId: "c",
+        });
+        assert.equal(result.ok, false);
+        assert.equal(result.error?.code, "outcome_unknown");
+        assert.equal((result.data as BashOutput).status, "outcome_unknown");
+        assert.match((result.data as BashOutput).stdout, /partial/);
+        // The backend still owns the group: it is not an orphan, and shutdown ends it.
+        assert.equal(real.owned, 1);
+        assert.equal((await tagged(tag)).length, 1);
+        assert.equal(await real.shutdown(), true);
+        assert.equal(real.owned, 0);
+        assert.deepEqual(await tagged(tag), []);
+      } finally {
+        await endTagged(tag);
+        await ws.cleanup();
+      }
+    });
+
+    test(`取消与进程 (${label}): yes cannot exhaust memory`, { skip }, async () => {
+      const ws = await bashWorkspace(create(), mode);
+      try {
+        const before = process.memoryUsage().rss;
+        const result = await ws.toolset.call({
+          name: "bash",
+          input: { command: "yes", timeout_ms: 2000 },
+          callId: "c",
+        });
+        const grown = process.memoryUsage().rss - before;
+        const data = result.data as BashOutput;
+        assert.equal(data.status, "timed_out");
+        assert.ok(
+          data.stdout_omitted_bytes > 50 * 1024 * 1024,
+          `only ${data.stdout_omitted_bytes} bytes were drained`,
+        );
+        assert.ok(data.stdout.length < 40 * 1024, "only a head and a tail are kept");
+        assert.match(data.stdout, /^y\ny\n[\s\S]*\[… \d+ bytes omitted …\]\n[\s\S]*y\n$/);
+        // Keeping the output would grow memory by at least what was drained; garbage the
+        // collector has not reclaimed yet may stand for a fraction of it.
+        const bound = Math.max(64 * 1024 * 1024, data.stdout_omitted_bytes / 4);
+        assert.ok(
+          grown < bound,
+          `rss grew by ${grown} bytes while ${data.stdout_omitted_bytes} were drained`,
+        );
+      } finally {
+        await ws.cleanup();
+      }
+    });
+
+    test(`工具语义 (${label}): a non-zero exit is a normal tool result`, { skip }, async () => {
+      const ws = await bashWorkspace(create(), mode);
+      try {
+        const result = await ws.toolset.call({
+          name: "bash",
+          input: { command: "echo out; echo err >&2; exit 3" },
+          callId: "c",
+        });
+        assert.equal(result.ok, true);
+        assert.equal(result.error, undefined);
+        const data = result.data as BashOutput;
+        assert.deepEqual([data.status, data.exit_code, data.stdout, data.stderr], [
+          "exited",
+          3,
+          "out\n",
+          "err\n",
+        ]);
+        assert.match(result.output, /\[exit code 3\]/);
+        const killed = await ws.toolset.call({
+          name: "bash",
+          input: { command: "kill -9 $$" },
+          callId: "k",
+        });
+        assert.equal(killed.ok, true);
+        const { exit_code, signal } = killed.data as BashOutput;
+        // In a PID namespace the shell's parent is the namespace's init, which exits with the
+        // shell's status as a shell reports it: 128 plus the signal's number.
+        assert.deepEqual(
+          { exit_code, signal },
+          mode === "marker sweep" ? { exit_code: null, signal: "SIGKILL" } : {
+            exit_code: 137,
+            signal: null,
+          },
+        );
+      } finally {
+        await ws.cleanup();
+      }
+    });
   }
-
-  test(`取消与进程 (${name}): the sweep ends only the call's own processes`, async () => {
-    const backend = create();
-    const ws = await bashWorkspace(backend);
-    const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
-    const detached = (n: number) => `setsid -f sleep 300.${tag}${n} >/dev/null 2>&1`;
-    const running = (count: number) =>
-      `until [ "$(pgrep -fc '^sleep 300\\.${tag}')" -ge ${count} ]; do sleep 0.02; done`;
-    try {
-      // Not started by any call: the same user's, in a session of its own.
-      await sh(detached(9));
-      const turn = new AbortController();
-      const other = ws.toolset.call({
-        name: "bash",
-        input: { command: `${detached(1)}; echo started; sleep 300` },
-        callId: "a",
-        signal: turn.signal,
-      });
-      await until(async () => (await tagged(tag)).length === 2, "both processes run");
-      const ended = await ws.toolset.call({
-        name: "bash",
-        input: { command: `${detached(2)}; ${running(3)}` },
-        callId: "b",
-      });
-      assert.equal((ended.data as BashOutput).status, "exited");
-      const digits = async () => (await tagged(tag)).map((line) => line.at(-1)).sort();
-      assert.deepEqual(
-        await digits(),
-        ["1", "9"],
-        "the concurrent call's process and the outside one live",
-      );
-      turn.abort();
-      assert.equal(((await other).data as BashOutput).status, "cancelled");
-      assert.deepEqual(await digits(), ["9"], "the outside process lives");
-    } finally {
-      await endTagged(tag);
-      await ws.cleanup();
-    }
-  });
-
-  test(`取消与进程 (${name}): a descendant that cleared its environment ends once it was seen in the parent chain`, async () => {
-    const backend = create();
-    const ws = await bashWorkspace(backend);
-    const tag = String(Math.floor(Math.random() * 1e8)).padStart(8, "0");
-    try {
-      // No marker and a session of its own; the shell's child while the call runs.
-      const command = `env -i setsid sleep 300.${tag}1 >/dev/null 2>&1 &\n` +
-        `until pgrep -f '^sleep 300\\.${tag}' >/dev/null; do sleep 0.02; done; sleep 1`;
-      const result = await ws.toolset.call({ name: "bash", input: { command }, callId: "c" });
-      assert.equal((result.data as BashOutput).status, "exited");
-      assert.deepEqual(await tagged(tag), []);
-    } finally {
-      await endTagged(tag);
-      await ws.cleanup();
-    }
-  });
-
-  test(`取消与进程 (${name}): an unconfirmed kill yields outcome_unknown and leaves no orphan`, async () => {
-    const real = create();
-    // The injected backend cannot confirm the end: its handles' terminate() reports failure.
-    const unconfirmed: ProcessBackend = {
-      get owned() {
-        return real.owned;
-      },
-      shutdown: () => real.shutdown(),
-      async spawn(request) {
-        const handle = await real.spawn(request);
-        return { ...handle, terminate: () => Promise.resolve(false) };
-      },
-    };
-    const ws = await bashWorkspace(unconfirmed);
-    try {
-      const result = await ws.toolset.call({
-        name: "bash",
-        input: { command: `echo $$ > ${ws.dir}/pid; echo partial; sleep 300`, timeout_ms: 300 },
-        callId: "c",
-      });
-      assert.equal(result.ok, false);
-      assert.equal(result.error?.code, "outcome_unknown");
-      assert.equal((result.data as BashOutput).status, "outcome_unknown");
-      assert.match((result.data as BashOutput).stdout, /partial/);
-      // The backend still owns the group: it is not an orphan, and shutdown ends it.
-      const [pid] = await pidsIn(`${ws.dir}/pid`);
-      assert.equal(real.owned, 1);
-      assert.deepEqual(await survivors([pid]), [pid]);
-      assert.equal(await real.shutdown(), true);
-      assert.equal(real.owned, 0);
-      assert.deepEqual(await survivors([pid]), []);
-    } finally {
-      await ws.cleanup();
-    }
-  });
-
-  test(`取消与进程 (${name}): yes cannot exhaust memory`, async () => {
-    const ws = await bashWorkspace(create());
-    try {
-      const before = process.memoryUsage().rss;
-      const result = await ws.toolset.call({
-        name: "bash",
-        input: { command: "yes", timeout_ms: 2000 },
-        callId: "c",
-      });
-      const grown = process.memoryUsage().rss - before;
-      const data = result.data as BashOutput;
-      assert.equal(data.status, "timed_out");
-      assert.ok(
-        data.stdout_omitted_bytes > 50 * 1024 * 1024,
-        `only ${data.stdout_omitted_bytes} bytes were drained`,
-      );
-      assert.ok(data.stdout.length < 40 * 1024, "only a head and a tail are kept");
-      assert.match(data.stdout, /^y\ny\n[\s\S]*\[… \d+ bytes omitted …\]\n[\s\S]*y\n$/);
-      // Keeping the output would grow memory by at least what was drained; garbage the
-      // collector has not reclaimed yet may stand for a fraction of it.
-      const bound = Math.max(64 * 1024 * 1024, data.stdout_omitted_bytes / 4);
-      assert.ok(
-        grown < bound,
-        `rss grew by ${grown} bytes while ${data.stdout_omitted_bytes} were drained`,
-      );
-    } finally {
-      await ws.cleanup();
-    }
-  });
-
-  test(`工具语义 (${name}): a non-zero exit is a normal tool result`, async () => {
-    const ws = await bashWorkspace(create());
-    try {
-      const result = await ws.toolset.call({
-        name: "bash",
-        input: { command: "echo out; echo err >&2; exit 3" },
-        callId: "c",
-      });
-      assert.equal(result.ok, true);
-      assert.equal(result.error, undefined);
-      const data = result.data as BashOutput;
-      assert.deepEqual([data.status, data.exit_code, data.stdout, data.stderr], [
-        "exited",
-        3,
-        "out\n",
-        "err\n",
-      ]);
-      assert.match(result.output, /\[exit code 3\]/);
-      const killed = await ws.toolset.call({
-        name: "bash",
-        input: { command: "kill -9 $$" },
-        callId: "k",
-      });
-      assert.equal(killed.ok, true);
-      assert.equal((killed.data as BashOutput).signal, "SIGKILL");
-    } finally {
-      await ws.cleanup();
-    }
-  });
 
   test(`结果与 Artifact (${name}): a failing or slow progress sink leaves the result unchanged`, async () => {
     const ws = await bashWorkspace(create());

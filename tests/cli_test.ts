@@ -49,13 +49,23 @@ function runCli(args: readonly string[], cwd: string, options: RunOptions = {}):
   });
 }
 
-/** The live (not zombie) members of process group `pgid`. */
-async function liveMembers(pgid: number): Promise<number> {
+/**
+ * Live (non-zombie) processes whose command line is exactly `args`: how a
+ * test finds a call's processes, in its group or out of it, whatever pids
+ * the command saw (in a PID namespace of its own, not the host's).
+ */
+async function liveWithArgs(args: string): Promise<number> {
   const out = await sh(
-    "ps -eo pgid=,stat= | awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/' | wc -l",
-    String(pgid),
+    "ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = \"\"; print substr($0, 2) }' | " +
+      'grep -cxF "$1" || true',
+    args,
   );
   return Number(out.trim());
+}
+
+/** A duration no other process sleeps, to find a call's processes by. */
+function uniqueNap(): string {
+  return (300 + Math.random()).toFixed(6);
 }
 
 /** Polls for a pid a command wrote to `path`. */
@@ -148,17 +158,18 @@ test("CLI: call bash exits with the command's status, 128+n when a signal ends i
     ], dir.path);
     assert.equal(terminated.code, 128 + 15);
 
+    const nap = uniqueNap();
     const timedOut = await runCli([
       "call",
       "bash",
-      `{"command":"echo before; echo $$ > ${dir.path}/pid; sleep 300 & sleep 300","timeout_ms":300}`,
+      `{"command":"echo before; sleep ${nap} & sleep ${nap}","timeout_ms":300}`,
       "--yes",
     ], dir.path);
     assert.equal(timedOut.code, 124, timedOut.stderr);
     assert.equal(timedOut.stdout, "before\n", "the output so far, once");
     assert.match(timedOut.stderr, /^Error \(timed_out\): The command timed out/);
     assert.equal(timedOut.stderr.trim().split("\n").length, 1);
-    assert.equal(await liveMembers(await pidIn(`${dir.path}/pid`)), 0, "the group is gone");
+    assert.equal(await liveWithArgs(`sleep ${nap}`), 0, "the group is gone");
   } finally {
     await dir.cleanup();
   }
@@ -288,7 +299,6 @@ for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
       assert.deepEqual([run.code, run.signal], [status, null], run.stderr);
       assert.equal(run.stdout, "started\n");
       assert.match(run.stderr, /^Error \(cancelled\): The command was cancelled/);
-      assert.equal(await liveMembers(await pidIn(pidFile)), 0, "the group is gone");
       const left = await sh('ps -eo args= | grep -xF "sleep $1" || true', nap);
       assert.equal(left, "", "no sleep of this call is left, in the group or out of it");
     } finally {
@@ -300,20 +310,23 @@ for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
 test("CLI: a closed stdout cancels a bash call as SIGPIPE would end the command, and ends its group", async () => {
   const dir = await tempDir();
   try {
-    let pid = 0;
+    const nap = uniqueNap();
+    let started = false;
     const run = await runCli(
-      ["call", "bash", '{"command":"echo $$ >&2; exec yes"}', "--yes"],
+      ["call", "bash", `{"command":"exec yes ${nap}"}`, "--yes"],
       dir.path,
       {
         started: (child) => {
-          child.stderr!.once("data", (chunk: string) => (pid = Number(chunk.split("\n")[0])));
-          child.stdout!.once("data", () => child.stdout!.destroy());
+          child.stdout!.once("data", () => {
+            started = true;
+            child.stdout!.destroy();
+          });
         },
       },
     );
     assert.deepEqual([run.code, run.signal], [128 + 13, null], run.stderr);
-    assert.ok(pid > 0, run.stderr);
-    assert.equal(await liveMembers(pid), 0, "yes is gone");
+    assert.ok(started, run.stderr);
+    assert.equal(await liveWithArgs(`yes ${nap}`), 0, "yes is gone");
   } finally {
     await dir.cleanup();
   }
@@ -480,11 +493,12 @@ test("CLI: at a terminal, an ask is a y/N question; Ctrl-C at the question cance
     assert.equal(await readFile(`${dir.path}/w.txt`, "utf8"), "w\n");
 
     // Ending a timed-out command signals its group: under Deno, with the task's flags, without a prompt.
+    const nap = uniqueNap();
     const timedOut = await runInTerminal(
       [
         "call",
         "bash",
-        `{"command":"echo $$ > ${dir.path}/pid; sleep 300 & sleep 300","timeout_ms":200}`,
+        `{"command":"sleep ${nap} & sleep ${nap}","timeout_ms":200}`,
       ],
       dir.path,
       answering("y\r"),
@@ -492,7 +506,7 @@ test("CLI: at a terminal, an ask is a y/N question; Ctrl-C at the question cance
     assert.doesNotMatch(timedOut.output, /Deno requests/);
     assert.equal(timedOut.code, 124, timedOut.output);
     assert.match(timedOut.output, /Error \(timed_out\)/);
-    assert.equal(await liveMembers(await pidIn(`${dir.path}/pid`)), 0, "the group is gone");
+    assert.equal(await liveWithArgs(`sleep ${nap}`), 0, "the group is gone");
   } finally {
     await dir.cleanup();
   }

@@ -13,6 +13,7 @@ export interface DenoEntry {
     descriptorLink?: string;
     environment?: Readonly<Record<string, string>>;
     sandbox?: boolean;
+    processNamespace?: boolean;
   }): string[];
   createDenoFileSystem(options?: DiskFileSystemOptions): unknown;
 }

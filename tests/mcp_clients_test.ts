@@ -7,17 +7,24 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
-import { ALL_TOOLS, sh, tempDir } from "./helpers.ts";
+import { ALL_TOOLS, sh, tempDir, until } from "./helpers.ts";
 import { type ClientKind, openSession, text, type TransportKind } from "./mcp_clients.ts";
 
 /** Each client a host may use. */
 const CLIENTS: ClientKind[] = ["sdk v1", "client v2 legacy", "client v2 pinned 2026-07-28"];
 const TRANSPORTS: TransportKind[] = ["stdio", "http"];
 
-/** Whether `pid` names a live process (a zombie has ended: only its exit status is left). */
-async function alive(pid: number): Promise<boolean> {
-  const state = (await sh('ps -o stat= -p "$1" || true', String(pid))).trim();
-  return state !== "" && !state.startsWith("Z");
+/**
+ * Whether a `sleep <nap>` is running (a zombie has ended: only its exit
+ * status is left), found by its arguments.
+ */
+async function alive(nap: string): Promise<boolean> {
+  const out = await sh(
+    "ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = \"\"; print substr($0, 2) }' | " +
+      'grep -cxF "sleep $1" || true',
+    nap,
+  );
+  return Number(out.trim()) > 0;
 }
 
 for (const kind of CLIENTS) {
@@ -78,28 +85,30 @@ for (const kind of CLIENTS) {
         const released = sh('cat "$1" > /dev/null', `${dir.path}/held`);
         try {
           const cancel = new AbortController();
-          let sleeping: (pid: number) => void = () => {};
-          const sleepPid = new Promise<number>((resolve) => (sleeping = resolve));
+          // Found by its arguments: in a PID namespace of its own the command sees other pids.
+          const nap = (3000 + Math.random()).toFixed(6);
+          let sleeping: () => void = () => {};
+          const started = new Promise<void>((resolve) => (sleeping = resolve));
           const progress: string[] = [];
           const call = session.call("bash", {
-            command: 'exec 3> held; sleep 3000 & echo "sleeping $!"; wait',
+            command: `exec 3> held; sleep ${nap} & echo "sleeping"; wait`,
           }, {
             signal: cancel.signal,
             onprogress: ({ message }) => {
               progress.push(message ?? "");
-              const pid = /sleeping (\d+)/.exec(progress.join(""))?.[1];
-              if (pid !== undefined) sleeping(Number(pid));
+              if (progress.join("").includes("sleeping")) sleeping();
             },
           });
-          const pid = await Promise.race([
-            sleepPid,
+          await Promise.race([
+            started,
             call.then((r) => assert.fail(`the call ended before any progress: ${text(r)}`)),
           ]);
-          assert.ok(await alive(pid), "the sleep runs while the call does");
+          // Printed once forked; the sleep is there once it has started.
+          await until(() => alive(nap), "the sleep runs while the call does");
           cancel.abort("no longer needed");
           await assert.rejects(call);
           await released;
-          assert.equal(await alive(pid), false, "the sleep child is gone");
+          assert.equal(await alive(nap), false, "the sleep child is gone");
         } finally {
           // Lets `cat` end even when the call never ran (opening a FIFO read-write never blocks).
           await sh('exec 3<> "$1"', `${dir.path}/held`);

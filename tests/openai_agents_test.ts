@@ -20,7 +20,7 @@ import {
   Usage,
 } from "@openai/agents";
 import { toOpenAIAgentsTools } from "../openai_agents.ts";
-import { alive, diskToolset, pidFrom, sleeperCommand, until } from "./adapter_fixtures.ts";
+import { diskToolset, sleeperCommand, sleeping, uniqueNap, until } from "./adapter_fixtures.ts";
 
 /** A model that answers from a script and records every request. */
 class ScriptModel implements Model {
@@ -195,11 +195,11 @@ test("openai-agents: a deny verdict is the denied result, without an interruptio
 });
 
 test("openai-agents: aborting the run ends a running command's whole process group", async () => {
-  const { root, toolset, cleanup } = await diskToolset();
+  const { toolset, cleanup } = await diskToolset();
   try {
-    const pidFile = join(root, "sleeper.pid");
+    const nap = uniqueNap();
     const model = new ScriptModel([
-      callTurn("bash", { command: sleeperCommand(pidFile), timeout_ms: null }),
+      callTurn("bash", { command: sleeperCommand(nap), timeout_ms: null }),
       textTurn,
     ]);
     const tools = toOpenAIAgentsTools(toolset, { approve: () => Promise.resolve(true) });
@@ -207,11 +207,10 @@ test("openai-agents: aborting the run ends a running command's whole process gro
     const turn = new AbortController();
     const outcome = new Runner().run(agent, "Sleep", { signal: turn.signal })
       .then(() => "finished", () => "aborted");
-    const pid = await pidFrom(pidFile);
-    assert.ok(await alive(pid));
+    await until(() => sleeping(nap), "the background sleep running");
     turn.abort();
     // Gone before the run settles: the abort reached the command, not its timeout.
-    await until(async () => !(await alive(pid)), `the background sleep (${pid}) ending`);
+    await until(async () => !(await sleeping(nap)), "the background sleep ending");
     assert.equal(await outcome, "aborted");
   } finally {
     await cleanup();

@@ -10,7 +10,7 @@
  * @module
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import type { GroupControl, GroupSignal, ProcessRef, ProcessRow, ProcessTable } from "./process.ts";
 
 /** Runs a bash script with arguments on this machine; resolves its exit code and stdout. */
@@ -33,26 +33,32 @@ export type DirectSignaller = (target: number, signal: GroupSignal) => boolean;
  */
 export type GroupProbe = (pgid: number) => Promise<string[] | null>;
 
-/** The member states of a group read from this machine's `/proc`; `null` where it cannot be read. */
-export const procfsGroupProbe: GroupProbe = async (pgid) => {
+/**
+ * The member states of a group read from this machine's `/proc`; `null` where
+ * it cannot be read. Read synchronously, as {@link procfsStat} reads: about
+ * 2 ms for a table of a hundred processes against about 15 ms through
+ * promises, and the termination path reads it at every end of a call whose
+ * group is left with only zombies (a PID namespace's init).
+ */
+export const procfsGroupProbe: GroupProbe = (pgid) => {
   try {
     const states: string[] = [];
-    for (const name of await readdir("/proc")) {
+    for (const name of readdirSync("/proc")) {
       if (!/^\d+$/.test(name)) continue;
       let stat: string;
       try {
-        stat = await readFile(`/proc/${name}/stat`, "utf8");
+        stat = readFileSync(`/proc/${name}/stat`, "latin1");
       } catch (error) {
-        if ((error as { name?: string }).name === "NotCapable") return null;
+        if ((error as { name?: string }).name === "NotCapable") return Promise.resolve(null);
         continue; // the process ended meanwhile
       }
       // Fields after the command's closing parenthesis: state, ppid, pgrp, …
       const [state, , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(group) === pgid) states.push(state);
     }
-    return states;
+    return Promise.resolve(states);
   } catch {
-    return null;
+    return Promise.resolve(null);
   }
 };
 

@@ -50,14 +50,19 @@ async function vanishes(
 /**
  * Ends process group `pgid`: SIGTERM, up to `graceMs` for it to go, SIGKILL,
  * then up to `confirmMs` until no live member is left. `true` means confirmed gone.
+ * `leaderExited` says the group's leader has already exited: what is left
+ * then is often only waiting to be reaped (a PID namespace's init, children
+ * that died meanwhile), by an init that may reap late, so zombies are looked
+ * for from the first poll on.
  */
 export async function terminateGroup(
   pgid: number,
   control: GroupControl,
   timing: TerminationTiming = {},
+  leaderExited = false,
 ): Promise<boolean> {
   if (!(await control.signal(pgid, "SIGTERM"))) return true;
-  if (await vanishes(pgid, control, timing.graceMs ?? 1000, 16)) return true;
+  if (await vanishes(pgid, control, timing.graceMs ?? 1000, leaderExited ? 1 : 16)) return true;
   if (!(await control.signal(pgid, "SIGKILL"))) return true;
   // After SIGKILL every member dies at once; what lingers is only waiting to be reaped.
   return await vanishes(pgid, control, timing.confirmMs ?? 3000, 2);
@@ -105,7 +110,9 @@ export function ownedHandle(
   descendants: DescendantSweep | null = null,
 ): ProcessHandle {
   let pending: Promise<boolean> | null = null;
-  const endGroup = () => terminateGroup(parts.pid, control, timing);
+  let leaderExited = false;
+  void parts.exited.then(() => (leaderExited = true), () => {});
+  const endGroup = () => terminateGroup(parts.pid, control, timing, leaderExited);
   const handle: ProcessHandle = {
     ...parts,
     terminate() {

@@ -6,6 +6,7 @@
  */
 import type { AsyncFileSystem } from "../backends/filesystem.ts";
 import type { ProcessBackend } from "../backends/process.ts";
+import type { ProcessEnding } from "../backends/pid_namespace/choose.ts";
 import type { SearchIndexHandle } from "../backends/search_index.ts";
 import type { CheckedPath, PathAccess, PathIntent } from "../path/mod.ts";
 import type { ProgressSink } from "./result.ts";
@@ -57,6 +58,14 @@ export interface ToolSessionContext {
   readonly filesystem: AsyncFileSystem;
   /** The process backend. */
   readonly processes: ProcessBackend;
+  /**
+   * How the processes a call starts are ended with it (`createSession` sets
+   * it): `pid-namespace`, by the kernel, as each call runs in a PID
+   * namespace of its own (or in the sandbox, which has one); `marker-sweep`,
+   * by the backend's best-effort sweep of the process table, where a PID
+   * namespace cannot be had or the host turned it off (`processNamespace`).
+   */
+  readonly processEnding?: ProcessEnding;
   /** The one entry to a {@link CheckedPath}: see the resolver's rules. */
   resolvePath(input: string, access: PathAccess, intent: PathIntent): Promise<CheckedPath>;
   /** The OS sandbox its processes run in, when it has one. */

@@ -15,6 +15,7 @@ import { deepFreeze } from "./tool.ts";
 import { failedResult, interruptionOf, parseInput, runTool } from "./run.ts";
 import type { ToolRegistry } from "./registry.ts";
 import { toToolError } from "../backends/errors.ts";
+import { PID_NAMESPACE_STATEMENT } from "../backends/pid_namespace/namespaced_processes.ts";
 import type { ApprovalAnswer, Policy, PolicyDecision } from "./policy.ts";
 import { describeEffects } from "./effects.ts";
 import { approvalQuestion } from "./approval_question.ts";
@@ -333,9 +334,11 @@ export function buildToolset<Tools extends AnyTool>(
   const dispatch = new Map(selected.map((tool) => [tool.name, tool]));
   const definitions = deepFreeze(selected.map((tool): ToolDefinition => ({
     name: tool.name,
-    // A tool that runs commands says what the session's sandbox enforces on them.
+    // A tool that runs commands says what the session's sandbox, or its PID namespace, does to them.
     description: tool.risk === "execute" && session.sandbox !== undefined
       ? `${tool.description} ${session.sandbox.statement}`
+      : tool.risk === "execute" && session.processEnding === "pid-namespace"
+      ? `${tool.description} ${PID_NAMESPACE_STATEMENT}`
       : tool.description,
     inputSchema: tool.inputSchema,
     title: tool.title ?? tool.name,

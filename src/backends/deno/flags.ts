@@ -19,8 +19,15 @@ export interface DenoFlagOptions {
   readonly skillRoot?: string | null;
   /** The shell `bash` runs (default `bash`). */
   readonly shell?: string;
-  /** Whether the session is created with `sandbox`: the flags then let it run `bwrap` too. */
+  /** Whether the session is created with `sandbox`: the flags then let it run `bwrap`. */
   readonly sandbox?: boolean;
+  /**
+   * Whether the session runs its calls in PID namespaces of their own
+   * (`createSession`'s `processNamespace`, default `true`): the flags then
+   * let it run `bwrap`. With `false` (and no `sandbox`) they grant only the
+   * shell, and the session ends a call's processes by its sweep.
+   */
+  readonly processNamespace?: boolean;
   /**
    * Where the file backend's symbolic link to `/proc/self/fd` is (default
    * `/tmp/openwork-tools-fd-<uid>`, with this process's user id). Give the
@@ -40,7 +47,8 @@ export interface DenoFlagOptions {
 
 /**
  * The flags a host passes to `deno run` for a session of the same user:
- * read of the roots, write of the working directory, run of the shell, read
+ * read of the roots, write of the working directory, run of the shell and
+ * of `bwrap` (each call's PID namespace, and the sandbox), read
  * and write of the file backend's link to `/proc/self/fd`, the user id (the
  * link's default name holds it), read of this package's own sources (the
  * search workers' modules), read and write of the search index's fence
@@ -92,7 +100,7 @@ export interface DenoFlagOptions {
  * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src,
  * //    /home/ann/.gitconfig,…",
  * //  "--allow-write=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
- * //  "--allow-env=PATH,HOME,USER,…", "--allow-run=bash", "--allow-sys=uid", "--no-prompt"]
+ * //  "--allow-env=PATH,HOME,USER,…", "--allow-run=bash,bwrap", "--allow-sys=uid", "--no-prompt"]
  * ```
  */
 export function denoPermissionFlags(options: DenoFlagOptions): string[] {
@@ -118,13 +126,13 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   // A path with a comma would split the flag's list: such a file goes unread.
   const git = hostGitExcludesPaths(options.environment ?? hostEnvironment());
   readable.push(...git.filter((path) => path.startsWith("/") && !path.includes(",")));
+  // bwrap makes each call's PID namespace (and the sandbox); without it the session runs on.
+  const bwrap = options.sandbox || options.processNamespace !== false ? ["bwrap"] : [];
   return [
     `--allow-read=${flagList("read", readable)}`,
     `--allow-write=${flagList("write", writable)}`,
     `--allow-env=${HOST_VARIABLES.join(",")}`,
-    `--allow-run=${
-      flagList("run", [options.shell ?? "bash", ...(options.sandbox ? ["bwrap"] : [])])
-    }`,
+    `--allow-run=${flagList("run", [options.shell ?? "bash", ...bwrap])}`,
     "--allow-sys=uid",
     "--no-prompt",
   ];
