@@ -39,7 +39,7 @@ import {
   sandboxStartError,
 } from "./runtime/sandbox.ts";
 import type { SandboxOptions } from "./runtime/sandbox.ts";
-import { findProgram } from "./runtime/platform.ts";
+import { findProgram, trustedProgram } from "./runtime/platform.ts";
 import { sandboxedProcesses } from "./backends/sandbox/sandboxed_processes.ts";
 import { probeStart } from "./backends/probe_start.ts";
 import { choosePidNamespace } from "./backends/pid_namespace/choose.ts";
@@ -325,9 +325,9 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
       writable.push(await canonicalDirectory(filesystem, path, "sandbox.writable"));
     }
     // Never a bwrap that a sandboxed command could have put on the PATH: it runs on the host.
-    const trusted = findProgram(environment, "bwrap", writable);
-    if (trusted === "missing") throw bwrapMissingError(environment.PATH, writable);
-    if (trusted !== "unknown") bwrap = trusted.path;
+    const trusted = trustedProgram(environment, "bwrap", writable);
+    if (trusted === null) throw bwrapMissingError(environment.PATH, writable);
+    bwrap = trusted;
     const plan: SandboxPlan = {
       bwrap,
       writable,
@@ -353,6 +353,7 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
       isDefault: options.processes === undefined,
       cwd: await resolve(".", "read", "must_exist"),
       environment,
+      shunned: skillRoot === null ? [workingDirectory] : [workingDirectory, skillRoot],
     }));
   }
   const session = {

@@ -217,6 +217,44 @@ test(
 );
 
 test(
+  "进程 (pid namespace): a bwrap the working directory holds on the PATH (node_modules/.bin) never runs on the host: the one outside is used",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    const marker = `${dir.path}/ran`;
+    try {
+      const work = `${dir.path}/work`;
+      const bin = `${work}/node_modules/.bin`;
+      await mkdir(bin, { recursive: true });
+      await sh(
+        `printf '#!/bin/sh\necho ran >> "$2"\nexec "$@"\n' > "$1/bwrap"; chmod +x "$1/bwrap"`,
+        bin,
+        marker,
+      );
+      const session = await createSession({
+        workingDirectory: work,
+        environment: { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` },
+      });
+      try {
+        assert.equal(session.processEnding, "pid-namespace");
+        const result = await finalizeToolset({ session, select: ["bash"] }).call({
+          name: "bash",
+          input: { command: "echo $$" },
+          callId: "c",
+          approve: () => Promise.resolve(true),
+        });
+        assert.equal((result.data as BashOutput).stdout, "2\n");
+        assert.equal((await sh('cat "$1" 2>/dev/null || echo none', marker)).trim(), "none");
+      } finally {
+        await session.processes.shutdown();
+      }
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
   "进程 (pid namespace): processNamespace: false turns it off (the marker sweep), and the sandbox has its own",
   { skip },
   async () => {

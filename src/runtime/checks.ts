@@ -69,7 +69,7 @@ export function hostEnvironment(): Record<string, string> {
 export type PermissionQuery =
   | { readonly name: "env"; readonly variable?: string }
   | { readonly name: "read" | "write"; readonly path: string }
-  | { readonly name: "run"; readonly command: string }
+  | { readonly name: "run"; readonly command?: string }
   | { readonly name: "sys"; readonly kind: "uid" };
 
 /** A permission's state, as Deno's `Deno.permissions.querySync` tells it. */

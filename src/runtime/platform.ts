@@ -122,6 +122,28 @@ export function findProgram(
   return unreadable ? "unknown" : "missing";
 }
 
+/**
+ * The program to start as `name` on the host where a process that may write
+ * in `shunned` (canonical directories) must not choose it: its real path,
+ * found on `PATH` outside them (see {@link findProgram}); the bare name
+ * where the directories of `PATH` cannot be read but Deno was granted to
+ * run `name` alone (Deno then starts only the program it found for that
+ * grant when it started, and refuses another); else `null`, which means do
+ * not start it.
+ */
+export function trustedProgram(
+  environment: Readonly<Record<string, string>>,
+  name: string,
+  shunned: readonly string[],
+): string | null {
+  const found = findProgram(environment, name, shunned);
+  if (typeof found === "object") return found.path;
+  if (found === "missing") return null;
+  const scoped = permissionState({ name: "run", command: name }) === "granted" &&
+    permissionState({ name: "run" }) !== "granted";
+  return scoped ? name : null;
+}
+
 /** Whether `bash` is an executable in one of the absolute directories of `PATH`. */
 function findBash(environment: Readonly<Record<string, string>>): PlatformFacts["bash"] {
   const found = findProgram(environment, "bash");

@@ -13,7 +13,7 @@ import type { CheckedPath } from "../../path/checked_path.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { probeStart } from "../probe_start.ts";
 import { namespacedProcesses } from "./namespaced_processes.ts";
-import { findProgram } from "../../runtime/platform.ts";
+import { trustedProgram } from "../../runtime/platform.ts";
 import { permissionState } from "../../runtime/checks.ts";
 
 /**
@@ -38,6 +38,8 @@ export interface PidNamespaceChoice {
   readonly cwd: CheckedPath;
   /** The session's environment: its `PATH` is where bwrap is looked for. */
   readonly environment: Readonly<Record<string, string>>;
+  /** Canonical directories whose programs are never started (the working directory, the skill root). */
+  readonly shunned: readonly string[];
 }
 
 /**
@@ -52,9 +54,13 @@ export async function choosePidNamespace(
 ): Promise<{ processes: ProcessBackend; ending: ProcessEnding }> {
   const fallback = { processes: choice.processes, ending: "marker-sweep" as const };
   if (process.platform !== "linux") return fallback;
-  const found = findProgram(choice.environment, "bwrap");
-  if (found === "missing") return fallback;
-  const bwrap = found === "unknown" ? "bwrap" : found.path;
+  // The init of its own PID namespace (a container started without an init): the namespace's
+  // init, handed to this process when bwrap exits, would never be reaped.
+  if (process.pid === 1) return fallback;
+  // Never a bwrap that the working directory holds (a repository's node_modules/.bin, say): it
+  // would run on the host when the session is made, before any call.
+  const bwrap = trustedProgram(choice.environment, "bwrap", choice.shunned);
+  if (bwrap === null) return fallback;
   // Deno would ask on a terminal (or refuse) a program it was not granted: not worth a question.
   const state = permissionState({ name: "run", command: bwrap });
   if (state !== null && state !== "granted") return fallback;
