@@ -43,8 +43,10 @@ export function namespaceArguments(cwd: string): string[] {
 export const PID_NAMESPACE_STATEMENT: string =
   "In this session every command runs in a PID namespace of its own (nothing else is isolated): " +
   "every process it starts ends when the call ends, whatever it does to its environment or " +
-  "session; ps and /proc show only this call's processes (its shell is pid 2), so a process this " +
-  "call did not start cannot be listed or signalled by its pid.";
+  "session (what it asks a service already running on the host to start, such as a tmux " +
+  "server, is the service's); ps and /proc show only this call's processes (its shell is pid 2; " +
+  "pids start again at each call, so a pid from an earlier call names another process), and the " +
+  "call's process group is not visible: kill 0 and kill -- -$$ do not work as without it.";
 
 /** Wraps `inner` so that every process it starts runs in a PID namespace of its own, by `bwrap`. */
 export function namespacedProcesses(inner: ProcessBackend, bwrap: string): ProcessBackend {
