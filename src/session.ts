@@ -110,6 +110,7 @@ const SEARCH_INDEX_OPTIONS: OptionNames<SearchIndexOptions> = {
   fenceDirectory: true,
   memoryLimit: true,
   watch: true,
+  cacheDirectory: true,
 };
 
 /**
@@ -174,7 +175,7 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
     refuseOption(where, "searchIndex", "a boolean or an object of options", searchIndex);
   }
   checkOptionBag(`${where}: searchIndex`, searchIndex, SEARCH_INDEX_OPTIONS);
-  const { fenceDirectory, memoryLimit, watch } = searchIndex;
+  const { fenceDirectory, memoryLimit, watch, cacheDirectory } = searchIndex;
   if (fenceDirectory !== undefined && typeof fenceDirectory !== "string") {
     refuseOption(where, "searchIndex.fenceDirectory", "a string", fenceDirectory);
   }
@@ -183,6 +184,12 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
   }
   if (watch !== undefined && typeof watch !== "function") {
     refuseOption(where, "searchIndex.watch", "a function", watch);
+  }
+  if (
+    cacheDirectory !== undefined && cacheDirectory !== null &&
+    (typeof cacheDirectory !== "string" || !cacheDirectory.startsWith("/"))
+  ) {
+    refuseOption(where, "searchIndex.cacheDirectory", "an absolute path or null", cacheDirectory);
   }
 }
 

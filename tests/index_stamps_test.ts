@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RACY_MS, sameStamp, STAMP_FIELDS, writeStamp } from "../src/index/stamps.ts";
 
-const old = { ino: 12, size: 40, mtimeMs: 1_000.5, ctimeMs: 1_000.75 };
+const old = { dev: 2049, ino: 12, size: 40, mtimeMs: 1_000.5, ctimeMs: 1_000.75 };
 const later = 1_000 + RACY_MS + 1;
 
 /** The stamps of `sources`, each read at `readAt`, in one array. */
@@ -22,9 +22,10 @@ test("stamps: a file unchanged since it was read matches its stamp", () => {
   assert.equal(sameStamp(stamps, 0, stamps, 1), true);
 });
 
-test("stamps: a change of inode, size, modification or change time does not match", () => {
+test("stamps: a change of device, inode, size, modification or change time does not match", () => {
   for (
     const changed of [
+      { ...old, dev: 2050 },
       { ...old, ino: 13 },
       { ...old, size: 41 },
       { ...old, mtimeMs: 1_000.25 },

@@ -34,6 +34,18 @@
  *   When the watcher cannot vouch at all (overflow, an error, a fence that
  *   does not return), the index is built again in the background and
  *   searches walk meanwhile.
+ * - **Cache.** A build starts from the cache file of the working directory
+ *   when there is one (`src/index/cache_store.ts`), and proves it fresh
+ *   before any answer rests on it, as a look at the whole tree does: every
+ *   directory listed again by the walk's rules (its ignore files read
+ *   afresh, so a changed rule source changes the entries exactly as a build
+ *   would), entries the walk no longer meets dropped, new ones added, and
+ *   every file's stamp compared with the one the cache took when it read
+ *   the file; only files that differ are read again. A file whose stamp is
+ *   unchanged keeps the content the cache gives it: that trust rests on the
+ *   cache directory being private. Every path loaded passes the walk's own
+ *   path checks first. The cache is written after a build and a while after
+ *   changes settle, and on close.
  *
  * @module
  */
@@ -53,6 +65,10 @@ import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/se
 import type { Segment } from "../index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../index/stamps.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../index/watch.ts";
+import { IndexCache } from "../index/cache_store.ts";
+import type { IndexCacheStats } from "../index/cache_store.ts";
+import { IN_NO_SEGMENT, NOT_INDEXED } from "../index/cache_format.ts";
+import type { CachedIndex, CachedSegment } from "../index/cache_format.ts";
 
 /** Options of a session's search index (`createSession({ searchIndex })`). */
 export interface SearchIndexOptions {
@@ -73,6 +89,17 @@ export interface SearchIndexOptions {
    * The watcher to use (default: the runtime's own); a host or a test may bring another.
    */
   readonly watch?: WatchTree;
+  /**
+   * The directory the index is cached in, so that a new process starts from
+   * it rather than reading the whole tree again (default:
+   * `$XDG_CACHE_HOME/openwork-tools/search-index`, else
+   * `$HOME/.cache/openwork-tools/search-index`, from the session's
+   * environment); `null` keeps the index in memory only. It must be private
+   * to this user (it is made with mode 0700; a link, a directory of another
+   * user or one others may enter is refused, and the index keeps to memory):
+   * the content of a file whose stamp has not changed is taken from it.
+   */
+  readonly cacheDirectory?: string | null;
 }
 
 /** What the index is doing. */
@@ -113,6 +140,8 @@ export interface SearchIndexStats {
   readonly resyncs: number;
   /** Why the index is unavailable or was last rebuilt, if it was. */
   readonly reason: string | null;
+  /** Its cache file: where, loads and writes, and why it was refused if it was. */
+  readonly cache: IndexCacheStats;
 }
 
 /** A session's search index, as `session.searchIndex`. */
@@ -223,6 +252,7 @@ export class SearchIndex {
   readonly #options: SearchIndexOptions;
   readonly #watch: WatchTree;
   readonly #io: WalkIO<CheckedPath>;
+  readonly #cache: IndexCache;
 
   #state: SearchIndexState = "idle";
   #reason: string | null = null;
@@ -286,6 +316,11 @@ export class SearchIndex {
     this.#environment = environment;
     this.#options = options;
     this.#watch = watch;
+    this.#cache = new IndexCache({
+      directory: options.cacheDirectory,
+      environment,
+      root: this.#rootReal,
+    });
     const io = checkedWalkIO(filesystem);
     // A directory is watched before it is listed: a change after the listing is always seen.
     this.#io = {
@@ -369,12 +404,15 @@ export class SearchIndex {
       builds: this.#builds,
       resyncs: this.#resyncs,
       reason: this.#reason,
+      cache: this.#cache.stats(),
     };
   }
 
   /** Stops the watcher and any build. */
   async close(): Promise<void> {
     if (this.#state === "closed") return;
+    // Written on close only when it changed since the last write.
+    const snapshot = this.#cache.pending ? this.#snapshot() : null;
     this.#state = "closed";
     this.#generation++;
     clearTimeout(this.#restart);
@@ -384,7 +422,7 @@ export class SearchIndex {
     const watcher = this.#watcher;
     this.#watcher = null;
     this.#clear();
-    await watcher?.close();
+    await Promise.all([watcher?.close(), this.#cache.close(snapshot)]);
   }
 
   /** Marks a path (relative to the working directory) as changed: before the next answer, it is looked at again. */
@@ -566,21 +604,29 @@ export class SearchIndex {
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
       if (!this.#take(entryMemory("."))) return;
       this.#entries.set(".", { kind: "directory", outer, children: new Map() });
-      // Segments are built while the walk goes on: each batch of files as soon as it is met.
-      const indexing: Promise<void>[] = [];
-      const index = (ids: number[]) => {
-        const done = this.#indexFiles(ids, generation, signal);
-        done.catch(() => {});
-        indexing.push(done);
-      };
-      index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
-      await Promise.all(indexing);
+      // Without stamps the cache could not be proved fresh short of reading every file.
+      const cached = this.#workers!.stampFiles === undefined ? null : await this.#cache.load();
+      if (!current()) return;
+      if (cached !== null && this.#adopt(cached)) {
+        await this.#prove(outer, generation, signal);
+      } else {
+        // Segments are built while the walk goes on: each batch of files as soon as it is met.
+        const indexing: Promise<void>[] = [];
+        const index = (ids: number[]) => {
+          const done = this.#indexFiles(ids, generation, signal);
+          done.catch(() => {});
+          indexing.push(done);
+        };
+        index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
+        await Promise.all(indexing);
+      }
       if (!current()) return;
       this.#buildMs = performance.now() - started;
       this.#pause = 0;
       this.#losses = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
+      this.#cache.later(() => this.#snapshot());
       // Misses reported while it was being built: the whole tree is looked at again.
       if (this.#resync !== null) this.#resyncInBackground();
     } catch (error) {
@@ -869,6 +915,169 @@ export class SearchIndex {
     this.#segments.push(slot);
   }
 
+  // ---- cache ----
+
+  /**
+   * Takes up a cached index as the index's entries and segments, every
+   * path first made by the walk's own checks from the root; `false` (the
+   * index builds from the tree) when a path fails them or the index would
+   * pass its memory limit. Directories keep no ignore rules until
+   * {@link #prove} meets them.
+   */
+  #adopt(cached: CachedIndex): boolean {
+    const { entries, kinds, fileSegments, fileLocals, fileBytes } = cached;
+    const directories = new Map<string, CheckedPath>([[".", this.#root]]);
+    let memory = 0;
+    for (let i = 0; i < entries.length; i++) {
+      const display = entries[i];
+      const parent = directories.get(parentOf(display));
+      const kind = kinds[i] === 1 ? "file" : "directory";
+      const path = parent === undefined ? null : checkedChild(parent, nameOf(display), kind);
+      if (path === null || path.display !== display) {
+        this.#cache.refused(`${JSON.stringify(display)} is not a path of the tree`);
+        return false;
+      }
+      if (kind === "directory") directories.set(display, path);
+      memory += entryMemory(display);
+    }
+    for (const { segment, ids } of cached.segments) {
+      memory += segmentMemory(segment) + ids.byteLength;
+    }
+    if (!this.#take(memory)) return false;
+    const files = fileSegments.length;
+    this.#stamps = new Float64Array(Math.max(1024, files) * STAMP_FIELDS).fill(NaN);
+    this.#stamps.set(cached.stamps);
+    this.#segments = cached.segments.map(({ segment, ids }: CachedSegment) => {
+      let live = 0;
+      for (const id of ids) if (id >= 0) live++;
+      return { segment, ids, live, memory: segmentMemory(segment) + ids.byteLength };
+    });
+    this.#sorted = entries.slice();
+    this.#sortedIds = new Array<number>(entries.length);
+    for (let i = 0, id = 0; i < entries.length; i++) {
+      const display = entries[i];
+      const parent = this.#entries.get(parentOf(display)) as DirectoryRecord;
+      if (kinds[i] === 0) {
+        this.#entries.set(display, { kind: "directory", outer: null, children: new Map() });
+        parent.children.set(nameOf(display), "directory");
+        this.#sortedIds[i] = -1;
+        continue;
+      }
+      const segment = fileSegments[id];
+      const indexed = segment >= 0;
+      this.#files[id] = {
+        display,
+        segment: segment === NOT_INDEXED ? -2 : segment,
+        local: indexed ? fileLocals[id] : 0,
+        bytes: indexed ? fileBytes[id] : 0,
+      };
+      if (segment === IN_NO_SEGMENT) this.#always.add(id);
+      this.#bytes += indexed ? fileBytes[id] : 0;
+      this.#entries.set(display, { kind: "file", id });
+      parent.children.set(nameOf(display), "file");
+      this.#sortedIds[i] = id++;
+    }
+    return true;
+  }
+
+  /**
+   * Proves a cached index fresh: the whole tree walked by its rules now
+   * (new entries added, directories given their ignore rules), entries the
+   * walk did not meet dropped, and every file whose stamp now differs from
+   * the cache's (or is unknown), or that the cache did not index, read again.
+   */
+  async #prove(outer: IgnoreState, generation: number, signal: AbortSignal): Promise<void> {
+    const seen = new Set<string>();
+    await this.#walkInto(".", outer, generation, signal, () => false, seen);
+    if (generation !== this.#generation) return;
+    if (seen.size !== this.#sorted.length) this.#removeUnseen(seen);
+    await this.#restamp(generation, signal);
+    if (generation !== this.#generation) return;
+    const pending: number[] = [];
+    for (const id of this.#sortedIds) {
+      if (id >= 0 && this.#files[id]!.segment === -2) pending.push(id);
+    }
+    await this.#indexFiles(pending, generation, signal);
+  }
+
+  /** Removes every entry not in `seen`, in one pass over the entries. */
+  #removeUnseen(seen: ReadonlySet<string>): void {
+    let kept = 0;
+    for (let i = 0; i < this.#sorted.length; i++) {
+      const display = this.#sorted[i];
+      const id = this.#sortedIds[i];
+      if (seen.has(display)) {
+        this.#sorted[kept] = display;
+        this.#sortedIds[kept++] = id;
+        continue;
+      }
+      this.#entries.delete(display);
+      this.#memory -= entryMemory(display);
+      const parent = this.#entries.get(parentOf(display));
+      if (parent?.kind === "directory") parent.children.delete(nameOf(display));
+      if (id >= 0) {
+        this.#unindex(id);
+        this.#files[id] = null;
+        this.#freeIds.push(id);
+      }
+    }
+    this.#sorted.length = kept;
+    this.#sortedIds.length = kept;
+  }
+
+  /**
+   * What the cache file is written from: the entries, stamps and live
+   * segments as they are now (files numbered in walk order), or `null`
+   * while the index cannot vouch for itself. The segments' tables are
+   * shared, not copied: they never change once built.
+   */
+  #snapshot(): CachedIndex | null {
+    if (this.#state !== "ready" || this.#resyncing) return null;
+    const count = this.#sorted.length;
+    const kinds = new Uint8Array(count);
+    const number = new Int32Array(this.#files.length).fill(-1);
+    let files = 0;
+    for (let i = 0; i < count; i++) {
+      const id = this.#sortedIds[i];
+      if (id < 0) continue;
+      kinds[i] = 1;
+      number[id] = files++;
+    }
+    const slotOf = new Int32Array(this.#segments.length).fill(-1);
+    const segments: CachedSegment[] = [];
+    this.#segments.forEach((slot, index) => {
+      if (slot === null) return;
+      slotOf[index] = segments.length;
+      segments.push({ segment: slot.segment, ids: slot.ids.map((id) => id < 0 ? -1 : number[id]) });
+    });
+    const fileSegments = new Int32Array(files);
+    const fileLocals = new Int32Array(files);
+    const fileBytes = new Int32Array(files);
+    const stamps = new Float64Array(files * STAMP_FIELDS);
+    for (let id = 0; id < this.#files.length; id++) {
+      const file = this.#files[id];
+      const at = number[id];
+      if (file === null || file === undefined || at < 0) continue;
+      fileSegments[at] = file.segment >= 0 ? slotOf[file.segment] : file.segment;
+      fileLocals[at] = file.local;
+      fileBytes[at] = file.bytes;
+      stamps.set(
+        this.#stamps.subarray(id * STAMP_FIELDS, (id + 1) * STAMP_FIELDS),
+        at * STAMP_FIELDS,
+      );
+    }
+    return {
+      root: this.#rootReal,
+      entries: this.#sorted.slice(),
+      kinds,
+      fileSegments,
+      fileLocals,
+      fileBytes,
+      stamps,
+      segments,
+    };
+  }
+
   // ---- freshness ----
 
   /**
@@ -990,7 +1199,9 @@ export class SearchIndex {
     again.push(...this.#compaction());
     const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
     await this.#indexFiles(pending, generation, internal);
-    return generation === this.#generation && this.#state === "ready";
+    if (generation !== this.#generation || this.#state !== "ready") return false;
+    this.#cache.later(() => this.#snapshot());
+    return true;
   }
 
   /**
