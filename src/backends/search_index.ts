@@ -1028,11 +1028,13 @@ export class SearchIndex {
   /**
    * What the cache file is written from: the entries, stamps and live
    * segments as they are now (files numbered in walk order), or `null`
-   * while the index cannot vouch for itself. The segments' tables are
+   * before a build has ended. A look at the whole tree under way does not
+   * matter: each file's content is still the one its stamp was taken with,
+   * and the next load proves every entry again. The segments' tables are
    * shared, not copied: they never change once built.
    */
   #snapshot(): CachedIndex | null {
-    if (this.#state !== "ready" || this.#resyncing) return null;
+    if (this.#state !== "ready") return null;
     const count = this.#sorted.length;
     const kinds = new Uint8Array(count);
     const number = new Int32Array(this.#files.length).fill(-1);

@@ -11,8 +11,9 @@
  *   stored inside and compared on load.
  * - **Private.** The directory is made with mode 0700 and must be, by
  *   `lstat`, a directory (not a link) of this user that no one else may
- *   enter; a cache file must be a regular file (opened without following a
- *   link) of this user that no one else may read or write. Anything else is
+ *   enter; a cache file must be, by `lstat` and again by `fstat` once
+ *   opened (the same inode), a regular file of this user that no one else
+ *   may read or write. Anything else is
  *   refused: the index then keeps to memory.
  * - **Atomic.** A file is written as a new temporary file (mode 0600,
  *   created exclusively) in the same directory, then renamed over the old:
@@ -21,7 +22,6 @@
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
-import { constants } from "node:fs";
 import { lstat, mkdir, open, rename, rm } from "node:fs/promises";
 import process from "node:process";
 import { permissionState } from "../runtime/checks.ts";
@@ -154,8 +154,8 @@ export async function prepareCacheDirectory(
 
 /**
  * The bytes of a cache file, `null` when there is none, or why it is
- * refused (a link, not a regular file, not private to `uid`, unreadable).
- * The file is opened without following a link and checked through its
+ * refused (a link, not a regular file, not private to `uid`, replaced while
+ * opened, unreadable). The file is checked by `lstat`, then through its
  * descriptor, so what is read is what was checked.
  */
 export async function readCacheFile(
@@ -165,17 +165,24 @@ export async function readCacheFile(
 ): Promise<Uint8Array | string | null> {
   const path = `${directory}/${name}`;
   let handle;
+  let named;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // Looked at without following a link, then opened and looked at again through the
+    // descriptor: a file put in its place between the two is another inode, and refused.
+    // (Not `O_NOFOLLOW`: not every runtime's `node:fs` passes it on.)
+    named = await lstat(path);
+    const problem = privacyProblem(named, "file", uid);
+    if (problem !== null) return `the cache file ${path} is refused: ${problem}`;
+    handle = await open(path, "r");
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === "ENOENT") return null;
-    if (code === "ELOOP") return `the cache file ${path} is refused: it is a symbolic link`;
+    if ((error as { code?: unknown }).code === "ENOENT") return null;
     return `the cache file ${path} cannot be read: ${(error as Error).message}`;
   }
   try {
     const stats = await handle.stat();
-    const problem = privacyProblem(stats, "file", uid);
+    const problem = stats.dev !== named.dev || stats.ino !== named.ino
+      ? "it was replaced while it was opened"
+      : privacyProblem(stats, "file", uid);
     if (problem !== null) return `the cache file ${path} is refused: ${problem}`;
     const bytes = new Uint8Array(stats.size);
     let at = 0;
@@ -203,8 +210,8 @@ export async function writeCacheFile(
   chunks: readonly Uint8Array[],
 ): Promise<void> {
   const temporary = `${directory}/.${name}.${randomUUID()}.tmp`;
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-  const handle = await open(temporary, flags, 0o600);
+  // Created exclusively: a name that exists (a link put there included) fails.
+  const handle = await open(temporary, "wx", 0o600);
   try {
     try {
       for (const chunk of chunks) {
