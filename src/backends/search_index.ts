@@ -34,18 +34,19 @@
  *   When the watcher cannot vouch at all (overflow, an error, a fence that
  *   does not return), the index is built again in the background and
  *   searches walk meanwhile.
- * - **Cache.** A build starts from the cache file of the working directory
- *   when there is one (`src/index/cache_store.ts`), and proves it fresh
- *   before any answer rests on it, as a look at the whole tree does: every
- *   directory listed again by the walk's rules (its ignore files read
+ * - **Cache.** A build reads the cache file of the working directory
+ *   (`src/index/cache_store.ts`) while it walks the tree, and proves the
+ *   cache fresh before any answer rests on it: the entries are the walk's
+ *   alone (every directory listed by the walk's rules, its ignore files read
  *   afresh, so a changed rule source changes the entries exactly as a build
- *   would), entries the walk no longer meets dropped, new ones added, and
- *   every file's stamp compared with the one the cache took when it read
- *   the file; only files that differ are read again. A file whose stamp is
- *   unchanged keeps the content the cache gives it: that trust rests on the
- *   cache directory being private. Every path loaded passes the walk's own
- *   path checks first. The cache is written after a build and a while after
- *   changes settle, and on close.
+ *   would); the stamps of the cached files are taken in the workers
+ *   meanwhile; a file the walk met takes the cache's content only when its
+ *   stamp now is the one the cache took when it read the file, and is read
+ *   again otherwise, as is every file the cache does not hold. A path only
+ *   the cache names is never read. A file whose stamp is unchanged
+ *   keeps the content the cache gives it: that trust rests on the cache
+ *   directory being private. The cache is written after a build, a while
+ *   after changes settle, and on close.
  *
  * @module
  */
@@ -65,6 +66,7 @@ import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/se
 import type { Segment } from "../index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../index/stamps.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../index/watch.ts";
+import { setImmediate } from "node:timers";
 import { IndexCache } from "../index/cache_store.ts";
 import type { IndexCacheStats } from "../index/cache_store.ts";
 import { IN_NO_SEGMENT, NOT_INDEXED } from "../index/cache_format.ts";
@@ -604,29 +606,52 @@ export class SearchIndex {
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
       if (!this.#take(entryMemory("."))) return;
       this.#entries.set(".", { kind: "directory", outer, children: new Map() });
-      // Without stamps the cache could not be proved fresh short of reading every file.
-      const cached = this.#workers!.stampFiles === undefined ? null : await this.#cache.load();
+      // The cache file is read while the tree is walked. Without stamps it could not be proved
+      // fresh short of reading every file.
+      const loading = this.#workers!.stampFiles === undefined
+        ? Promise.resolve(null)
+        : this.#cache.load().catch(() => null);
+      const cache: { known: boolean; index: CachedIndex | null } = { known: false, index: null };
+      // Segments are built while the walk goes on, each batch of files as soon as it is met;
+      // until the cache is known, batches wait (the cache may hold their content).
+      const indexing: Promise<void>[] = [];
+      const held: number[] = [];
+      const index = (ids: number[]) => {
+        if (!cache.known || cache.index !== null) {
+          held.push(...ids);
+          return;
+        }
+        const done = this.#indexFiles(ids, generation, signal);
+        done.catch(() => {});
+        indexing.push(done);
+      };
+      // The stamps of the cached files now, taken in the workers while this thread walks.
+      let stamping: Promise<Float64Array> | null = null;
+      void loading.then((loaded) => {
+        cache.known = true;
+        cache.index = loaded;
+        if (loaded === null && current()) index(held.splice(0));
+        if (loaded !== null && current()) {
+          stamping = this.#stampCached(loaded, generation, signal);
+          stamping.catch(() => {});
+        }
+      });
+      index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
+      await loading;
       if (!current()) return;
-      if (cached !== null && this.#adopt(cached)) {
-        await this.#prove(outer, generation, signal);
-      } else {
-        // Segments are built while the walk goes on: each batch of files as soon as it is met.
-        const indexing: Promise<void>[] = [];
-        const index = (ids: number[]) => {
-          const done = this.#indexFiles(ids, generation, signal);
-          done.catch(() => {});
-          indexing.push(done);
-        };
-        index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
-        await Promise.all(indexing);
+      // A cache proved fresh without a change need not be written again.
+      let changed = true;
+      if (cache.index !== null && stamping !== null) {
+        changed = await this.#merge(cache.index, await stamping, generation, signal);
       }
+      await Promise.all(indexing);
       if (!current()) return;
       this.#buildMs = performance.now() - started;
       this.#pause = 0;
       this.#losses = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
-      this.#cache.later(() => this.#snapshot());
+      if (changed) this.#cache.later(() => this.#snapshot());
       // Misses reported while it was being built: the whole tree is looked at again.
       if (this.#resync !== null) this.#resyncInBackground();
     } catch (error) {
@@ -811,7 +836,7 @@ export class SearchIndex {
       for (let entry; (entry = await walk.next()) !== null;) {
         // Listings that are ready resolve as microtasks: without a turn of the event loop now
         // and then, a walk of a large tree would hold up every other call until it ends.
-        if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+        if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         if (generation !== this.#generation) return [];
         seen?.add(entry.display);
         const known = this.#entries.get(entry.display);
@@ -918,111 +943,117 @@ export class SearchIndex {
   // ---- cache ----
 
   /**
-   * Takes up a cached index as the index's entries and segments, every
-   * path first made by the walk's own checks from the root; `false` (the
-   * index builds from the tree) when a path fails them or the index would
-   * pass its memory limit. Directories keep no ignore rules until
-   * {@link #prove} meets them.
+   * The stamps now of the files a cached index holds, in its file order (a
+   * file that is gone, or is no longer a regular file, has an unknown
+   * stamp). Only stamps are taken: no cached path's content is read.
    */
-  #adopt(cached: CachedIndex): boolean {
-    const { entries, kinds, fileSegments, fileLocals, fileBytes } = cached;
-    const directories = new Map<string, CheckedPath>([[".", this.#root]]);
-    let memory = 0;
-    for (let i = 0; i < entries.length; i++) {
-      const display = entries[i];
-      const parent = directories.get(parentOf(display));
-      const kind = kinds[i] === 1 ? "file" : "directory";
-      const path = parent === undefined ? null : checkedChild(parent, nameOf(display), kind);
-      if (path === null || path.display !== display) {
-        this.#cache.refused(`${JSON.stringify(display)} is not a path of the tree`);
-        return false;
-      }
-      if (kind === "directory") directories.set(display, path);
-      memory += entryMemory(display);
-    }
-    for (const { segment, ids } of cached.segments) {
-      memory += segmentMemory(segment) + ids.byteLength;
-    }
-    if (!this.#take(memory)) return false;
-    const files = fileSegments.length;
-    this.#stamps = new Float64Array(Math.max(1024, files) * STAMP_FIELDS).fill(NaN);
-    this.#stamps.set(cached.stamps);
-    this.#segments = cached.segments.map(({ segment, ids }: CachedSegment) => {
-      let live = 0;
-      for (const id of ids) if (id >= 0) live++;
-      return { segment, ids, live, memory: segmentMemory(segment) + ids.byteLength };
+  async #stampCached(
+    cached: CachedIndex,
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<Float64Array> {
+    const displays: string[] = [];
+    cached.entries.forEach((display, i) => {
+      if (cached.kinds[i] === 1) displays.push(display);
     });
-    this.#sorted = entries.slice();
-    this.#sortedIds = new Array<number>(entries.length);
-    for (let i = 0, id = 0; i < entries.length; i++) {
-      const display = entries[i];
-      const parent = this.#entries.get(parentOf(display)) as DirectoryRecord;
-      if (kinds[i] === 0) {
-        this.#entries.set(display, { kind: "directory", outer: null, children: new Map() });
-        parent.children.set(nameOf(display), "directory");
-        this.#sortedIds[i] = -1;
-        continue;
+    return await this.#stampPaths(displays, generation, signal);
+  }
+
+  /** The stamps now of files of the tree (NaN where unknown), taken in the workers. */
+  async #stampPaths(
+    displays: readonly string[],
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<Float64Array> {
+    const workers = this.#workers!;
+    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    const stamps = new Float64Array(displays.length * STAMP_FIELDS).fill(NaN);
+    let next = 0;
+    const run = async () => {
+      while (next < displays.length && generation === this.#generation) {
+        signal.throwIfAborted();
+        const from = next;
+        const batch = displays.slice(from, next += SEGMENT_FILES);
+        const answer = await workers.stampFiles!({ files: batch.map((d) => `${root}/${d}`) });
+        if (answer.error !== undefined) throw new Error(answer.error);
+        stamps.set(answer.stamps, from * STAMP_FIELDS);
       }
-      const segment = fileSegments[id];
-      const indexed = segment >= 0;
-      this.#files[id] = {
-        display,
-        segment: segment === NOT_INDEXED ? -2 : segment,
-        local: indexed ? fileLocals[id] : 0,
-        bytes: indexed ? fileBytes[id] : 0,
-      };
-      if (segment === IN_NO_SEGMENT) this.#always.add(id);
-      this.#bytes += indexed ? fileBytes[id] : 0;
-      this.#entries.set(display, { kind: "file", id });
-      parent.children.set(nameOf(display), "file");
-      this.#sortedIds[i] = id++;
-    }
-    return true;
+    };
+    await Promise.all(Array.from({ length: BUILDS_AT_ONCE }, run));
+    return stamps;
   }
 
   /**
-   * Proves a cached index fresh: the whole tree walked by its rules now
-   * (new entries added, directories given their ignore rules), entries the
-   * walk did not meet dropped, and every file whose stamp now differs from
-   * the cache's (or is unknown), or that the cache did not index, read again.
+   * Proves a cached index fresh against the tree just walked (its entries
+   * are the walk's, none the cache's): a file the walk met takes the
+   * cache's content and stamp only when its stamp `now` is the one the
+   * cache took when it read the file; every other file is read again. A
+   * path only the cache names is never read. Returns whether anything
+   * differed from the cache.
    */
-  async #prove(outer: IgnoreState, generation: number, signal: AbortSignal): Promise<void> {
-    const seen = new Set<string>();
-    await this.#walkInto(".", outer, generation, signal, () => false, seen);
-    if (generation !== this.#generation) return;
-    if (seen.size !== this.#sorted.length) this.#removeUnseen(seen);
-    await this.#restamp(generation, signal);
-    if (generation !== this.#generation) return;
+  async #merge(
+    cached: CachedIndex,
+    now: Float64Array,
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const { entries, kinds, fileSegments, fileLocals, fileBytes } = cached;
+    const numbers = new Map<string, number>();
+    for (let i = 0, n = 0; i < entries.length; i++) {
+      if (kinds[i] === 1) numbers.set(entries[i], n++);
+    }
+    const base = this.#segments.length;
+    const slots: (Int32Array | null)[] = cached.segments.map(() => null);
+    let kept = 0;
+    for (const id of this.#sortedIds) {
+      if (id < 0) continue;
+      const file = this.#files[id]!;
+      const n = numbers.get(file.display);
+      if (n === undefined || file.segment !== -2) continue;
+      const segment = fileSegments[n];
+      if (segment === NOT_INDEXED || !sameStamp(cached.stamps, n, now, n)) continue;
+      kept++;
+      this.#stamps.set(now.subarray(n * STAMP_FIELDS, (n + 1) * STAMP_FIELDS), id * STAMP_FIELDS);
+      if (segment === IN_NO_SEGMENT) {
+        file.segment = -1;
+        this.#always.add(id);
+        continue;
+      }
+      const local = fileLocals[n];
+      const ids = slots[segment] ??= new Int32Array(cached.segments[segment].segment.files).fill(
+        -1,
+      );
+      ids[local] = id;
+      file.segment = base + segment;
+      file.local = local;
+      file.bytes = fileBytes[n];
+      this.#bytes += fileBytes[n];
+    }
+    for (let s = 0; s < slots.length; s++) {
+      const ids = slots[s];
+      const segment = cached.segments[s].segment;
+      let live = 0;
+      if (ids !== null) { for (const id of ids) if (id >= 0) live++; }
+      if (ids === null || live === 0) {
+        this.#segments.push(null);
+        continue;
+      }
+      const slot: SegmentSlot = {
+        segment,
+        ids,
+        live,
+        memory: segmentMemory(segment) + ids.byteLength,
+      };
+      // Past the limit the index is dropped, and its generation with it.
+      if (!this.#take(slot.memory)) return false;
+      this.#segments.push(slot);
+    }
     const pending: number[] = [];
     for (const id of this.#sortedIds) {
       if (id >= 0 && this.#files[id]!.segment === -2) pending.push(id);
     }
     await this.#indexFiles(pending, generation, signal);
-  }
-
-  /** Removes every entry not in `seen`, in one pass over the entries. */
-  #removeUnseen(seen: ReadonlySet<string>): void {
-    let kept = 0;
-    for (let i = 0; i < this.#sorted.length; i++) {
-      const display = this.#sorted[i];
-      const id = this.#sortedIds[i];
-      if (seen.has(display)) {
-        this.#sorted[kept] = display;
-        this.#sortedIds[kept++] = id;
-        continue;
-      }
-      this.#entries.delete(display);
-      this.#memory -= entryMemory(display);
-      const parent = this.#entries.get(parentOf(display));
-      if (parent?.kind === "directory") parent.children.delete(nameOf(display));
-      if (id >= 0) {
-        this.#unindex(id);
-        this.#files[id] = null;
-        this.#freeIds.push(id);
-      }
-    }
-    this.#sorted.length = kept;
-    this.#sortedIds.length = kept;
+    return pending.length > 0 || kept !== numbers.size;
   }
 
   /**
@@ -1211,33 +1242,22 @@ export class SearchIndex {
    * they were read (or is unknown), taken out of the index to be read again.
    */
   async #restamp(generation: number, signal: AbortSignal): Promise<number[]> {
-    const workers = this.#workers!;
     const ids: number[] = [];
     for (const id of this.#sortedIds) if (id >= 0 && this.#files[id]!.segment !== -2) ids.push(id);
-    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    const displays = ids.map((id) => this.#files[id]!.display);
+    const now = await this.#stampPaths(displays, generation, signal);
+    if (generation !== this.#generation) return [];
     const changed: number[] = [];
-    let next = 0;
-    const run = async () => {
-      while (next < ids.length) {
-        signal.throwIfAborted();
-        if (generation !== this.#generation) return;
-        const batch = ids.slice(next, next += SEGMENT_FILES);
-        const files = batch.map((id) => `${root}/${this.#files[id]!.display}`);
-        const answer = await workers.stampFiles!({ files });
-        if (generation !== this.#generation) return;
-        if (answer.error !== undefined) throw new Error(answer.error);
-        for (let i = 0; i < batch.length; i++) {
-          const id = batch[i];
-          const file = this.#files[id];
-          // Removed meanwhile, or already taken out to be read again.
-          if (file === null || file === undefined || file.segment === -2) continue;
-          if (sameStamp(this.#stamps, id, answer.stamps, i)) continue;
-          this.#unindex(id);
-          changed.push(id);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: BUILDS_AT_ONCE }, run));
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      const file = this.#files[id];
+      // Removed meanwhile (its id perhaps given to a new file), or already taken out to be read
+      // again.
+      if (file === null || file === undefined || file.segment === -2) continue;
+      if (file.display !== displays[i] || sameStamp(this.#stamps, id, now, i)) continue;
+      this.#unindex(id);
+      changed.push(id);
+    }
     return changed;
   }
 
