@@ -207,7 +207,14 @@ function withEntries(
 /** A file's stamp now, as the index takes it. */
 async function stampOf(path: string): Promise<Float64Array> {
   const stats = await fs.lstat(path);
-  return Float64Array.of(stats.dev, stats.ino, stats.size, stats.mtimeMs, stats.ctimeMs);
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+  return Float64Array.of(
+    stats.dev,
+    stats.ino,
+    stats.size,
+    seconds(stats.mtimeMs),
+    seconds(stats.ctimeMs),
+  );
 }
 
 /** Writes a cache file with a checksum made afresh, as anyone who can write it can. */

@@ -5,12 +5,17 @@
  *
  * A stamp is the file's device, inode, size, modification and change times
  * (what git's index trusts), taken from the descriptor the content was read
- * through. The change time moves
- * on every write and cannot be set back, so a file written since has
- * another stamp, unless the write came within the file system's timestamp
- * granularity of the read: a stamp whose change time is that close to the
- * moment of the read is *racy* and recorded as unknown, and a file with an
- * unknown stamp is always read again.
+ * through. The change time moves on every write and cannot be set back, so
+ * a file written since has another stamp, unless the write came within the
+ * file system's timestamp granularity of the read: a stamp whose change time
+ * is that close to the moment of the read is *racy* and recorded as unknown,
+ * and a file with an unknown stamp is always read again.
+ *
+ * The times are kept in whole seconds: Deno's `node:fs` gives them so, Node's
+ * to the microsecond, and a stamp must be the same in both (a cache written
+ * by one runtime is read by the other). Seconds lose nothing: a stamp is
+ * known only when the change time is more than {@link RACY_MS} before the
+ * read, so a later write moves the change time by whole seconds.
  *
  * @module
  */
@@ -66,8 +71,8 @@ export function writeStamp(
   stamps[at] = source.dev;
   stamps[at + 1] = source.ino;
   stamps[at + 2] = source.size;
-  stamps[at + 3] = source.mtimeMs;
-  stamps[at + 4] = source.ctimeMs;
+  stamps[at + 3] = Math.floor(source.mtimeMs / 1000);
+  stamps[at + 4] = Math.floor(source.ctimeMs / 1000);
 }
 
 /** Whether two stamps are known and the same (an unknown stamp equals none). */
