@@ -239,11 +239,22 @@ export async function decodeCache(bytes: Uint8Array, root: string): Promise<Cach
     return `the cache file is of format version ${version}, not ${CACHE_FORMAT_VERSION}`;
   }
   const body = bytes.subarray(0, bytes.length - CHECKSUM_BYTES);
-  const sum = await checksum([body]);
+  // Hashed off this thread (Web Crypto) while the tables are read; nothing is returned before
+  // the sum is known to match.
+  const summing = crypto.subtle.digest("SHA-256", body as Uint8Array<ArrayBuffer>);
+  const decoded = decodeBody(body, root);
+  const sum = new Uint8Array(await summing);
   const stored = bytes.subarray(bytes.length - CHECKSUM_BYTES);
   if (!sum.every((byte, i) => stored[i] === byte)) {
     return "the cache file's checksum does not match its content";
   }
+  return decoded;
+}
+
+/** The index of a cache file's bytes but the checksum, or why they are refused. */
+function decodeBody(body: Uint8Array, root: string): CachedIndex | string {
+  const lead = MAGIC.length + 8;
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const headerLength = view.getUint32(MAGIC.length + 4, true);
   if (headerLength > MAX_HEADER || lead + headerLength > body.length) {
     return "the cache file's header is cut short";
@@ -273,7 +284,7 @@ export async function decodeCache(bytes: Uint8Array, root: string): Promise<Cach
     at += padding(at);
     return made;
   };
-  const { buffer, byteOffset } = bytes;
+  const { buffer, byteOffset } = body;
   const names = take(header.names, 1, (offset) => body.subarray(offset, offset + header.names));
   const kinds = take(header.entries, 1, (offset) => body.subarray(offset, offset + header.entries));
   const int32 = (length: number) =>
