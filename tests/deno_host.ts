@@ -13,6 +13,7 @@ export interface DenoEntry {
     descriptorLink?: string;
     environment?: Readonly<Record<string, string>>;
     sandbox?: boolean;
+    cacheDirectory?: string | null;
   }): string[];
   createDenoFileSystem(options?: DiskFileSystemOptions): unknown;
 }

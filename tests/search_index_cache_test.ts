@@ -368,6 +368,24 @@ for (const backend of backends) {
     },
   );
 
+  test(
+    name("a cache directory inside the working directory is refused, and not made"),
+    async () => {
+      const made = await fixture(backend);
+      try {
+        const inside = join(made.root, "src", "cache");
+        const { index, check } = await made.session({ cacheDirectory: inside });
+        assert.equal(index.stats().cache.file, null);
+        assert.match(index.stats().cache.note ?? "", /inside the working directory/);
+        await check();
+        await index.close();
+        assert.equal(await fs.lstat(inside).then(() => true, () => false), false);
+      } finally {
+        await made.cleanup();
+      }
+    },
+  );
+
   test(name("cacheDirectory: null writes nothing to disk"), async () => {
     const made = await fixture(backend);
     const home = await tempDir();

@@ -99,7 +99,8 @@ export interface SearchIndexOptions {
    * environment); `null` keeps the index in memory only. It must be private
    * to this user (it is made with mode 0700; a link, a directory of another
    * user or one others may enter is refused, and the index keeps to memory):
-   * the content of a file whose stamp has not changed is taken from it.
+   * the content of a file whose stamp has not changed is taken from it. A
+   * directory inside the working directory is refused too.
    */
   readonly cacheDirectory?: string | null;
 }

@@ -22,7 +22,7 @@
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
-import { lstat, mkdir, open, rename, rm } from "node:fs/promises";
+import { lstat, mkdir, open, realpath, rename, rm } from "node:fs/promises";
 import process from "node:process";
 import { permissionState } from "../runtime/checks.ts";
 
@@ -129,13 +129,16 @@ export function currentUid(): number | null {
 
 /**
  * Makes the cache directory if it is missing (mode 0700) and checks that it
- * is private to `uid`; returns why it cannot be used, or `null` when it can.
- * Under Deno, a directory the runtime does not grant reading and writing is
- * not used (asking would prompt on a terminal).
+ * is private to `uid` and outside the tree at `root` (a real path): a cache
+ * written inside the tree it indexes would be a change to that tree, and
+ * written again after it, without end. Returns why it cannot be used, or
+ * `null` when it can. Under Deno, a directory the runtime does not grant
+ * reading and writing is not used (asking would prompt on a terminal).
  */
 export async function prepareCacheDirectory(
   directory: string,
   uid: number,
+  root: string,
 ): Promise<string | null> {
   for (const name of ["read", "write"] as const) {
     const state = permissionState({ name, path: directory });
@@ -143,10 +146,16 @@ export async function prepareCacheDirectory(
       return `the runtime does not grant ${name} of ${directory}`;
     }
   }
+  const inside = (path: string) =>
+    path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
+  const within = `the cache directory ${directory} is inside the working directory it would index`;
+  // Asked of the path as given before anything is made, and of its real path after.
+  if (inside(directory)) return within;
   try {
     await mkdir(directory, { recursive: true, mode: 0o700 });
     const problem = privacyProblem(await lstat(directory), "directory", uid);
-    return problem === null ? null : `the cache directory ${directory} is not private: ${problem}`;
+    if (problem !== null) return `the cache directory ${directory} is not private: ${problem}`;
+    return inside(await realpath(directory)) ? within : null;
   } catch (error) {
     return `the cache directory ${directory} cannot be used: ${(error as Error).message}`;
   }

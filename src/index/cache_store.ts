@@ -115,7 +115,7 @@ export class IndexCache {
           "this process's user id cannot be told, so the cache's owner cannot be checked";
         return false;
       }
-      const problem = await prepareCacheDirectory(this.#directory, this.#uid);
+      const problem = await prepareCacheDirectory(this.#directory, this.#uid, this.#root);
       if (problem === null) return true;
       this.#note = problem;
       this.#refused = true;
