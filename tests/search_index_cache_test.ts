@@ -386,6 +386,51 @@ for (const backend of backends) {
     },
   );
 
+  test(
+    name("a cache whose files' stamps cannot be taken is not trusted: every file is read"),
+    async () => {
+      const made = await fixture(backend);
+      try {
+        await made.written();
+        // The content cached for src/a.ts no longer holds: only a read shows it.
+        await fs.writeFile(join(made.root, "src/a.ts"), "zulu changed\n");
+        const filesystem = backend.create();
+        const workers = filesystem.indexWorkers!;
+        const session = await createSession({
+          workingDirectory: made.root,
+          filesystem: {
+            ...filesystem,
+            indexWorkers: {
+              ...workers,
+              stampFiles: () =>
+                Promise.resolve({ id: 0, stamps: new Float64Array(0), error: "no" }),
+            },
+          },
+          skillRoot: null,
+          searchIndex: { cacheDirectory: made.cacheDirectory },
+        });
+        const index = session.searchIndex!;
+        await index.ready;
+        assert.equal(index.stats().state, "ready");
+        assert.equal(index.stats().cache.loads, 1);
+        const toolset = finalizeToolset({ session });
+        const result = await toolset.call({
+          name: "grep",
+          input: { pattern: "zulu", mode: "files_with_matches" },
+          callId: "grep-zulu",
+          approve: () => Promise.resolve(true),
+        });
+        assert.deepEqual((result.data as { readonly files: readonly string[] }).files, [
+          "src/a.ts",
+        ]);
+        assert.equal(index.stats().searches.indexed, 1);
+        await index.close();
+      } finally {
+        await made.cleanup();
+      }
+    },
+  );
+
   test(name("cacheDirectory: null writes nothing to disk"), async () => {
     const made = await fixture(backend);
     const home = await tempDir();

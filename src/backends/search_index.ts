@@ -642,8 +642,13 @@ export class SearchIndex {
       if (!current()) return;
       // A cache proved fresh without a change need not be written again.
       let changed = true;
-      if (cache.index !== null && stamping !== null) {
-        changed = await this.#merge(cache.index, await stamping, generation, signal);
+      // Stamps that could not be taken prove nothing: every file is read, as in a build.
+      const now = await (stamping as Promise<Float64Array> | null)?.catch(() => null) ?? null;
+      if (cache.index !== null && now !== null) {
+        changed = await this.#merge(cache.index, now, generation, signal);
+      } else if (cache.index !== null) {
+        cache.index = null;
+        index(held.splice(0));
       }
       await Promise.all(indexing);
       if (!current()) return;
