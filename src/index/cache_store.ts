@@ -20,8 +20,12 @@ import {
 import { decodeCache, encodeCache } from "./cache_format.ts";
 import type { CachedIndex } from "./cache_format.ts";
 
-/** How long after the index last changed it is written, in milliseconds. */
-const WRITE_DELAY = 2_000;
+/**
+ * How long after the index last changed it is written, in milliseconds: a
+ * file of a large tree is hundreds of MB, not to be written after every
+ * edit of a busy session (a stale cache costs only the files read again).
+ */
+const WRITE_DELAY = 10_000;
 
 /** What a cache is made from. */
 export interface IndexCacheOptions {
