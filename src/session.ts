@@ -75,6 +75,9 @@ export interface SessionOptions {
    * built in the background from the first search, or from
    * `session.searchIndex.ready`; until it is ready, and whenever it cannot
    * vouch for an answer, searches walk. Answers are the walk's, exactly.
+   * It is kept in a private cache directory between processes (see
+   * `SearchIndexOptions.cacheDirectory`; `null` there keeps it in memory), and
+   * a new session proves the cache fresh before it answers from it.
    * Close it with `session.searchIndex.close()`.
    */
   readonly searchIndex?: boolean | SearchIndexOptions;
