@@ -81,6 +81,7 @@ interface IndexStats {
   readonly cache?: {
     readonly file: string | null;
     readonly loads: number;
+    readonly reused: number;
     readonly writes: number;
     readonly note: string | null;
   };

@@ -446,7 +446,7 @@ for (const backend of backends) {
       await memory.searchIndex!.ready;
       await memory.searchIndex!.close();
       const stats = memory.searchIndex!.stats().cache;
-      assert.deepEqual(stats, { file: null, loads: 0, writes: 0, note: null });
+      assert.deepEqual(stats, { file: null, loads: 0, reused: 0, writes: 0, note: null });
       assert.deepEqual(await fs.readdir(home.path), []);
       // The default, for the same environment: the cache under HOME.
       const cached = await createSession({

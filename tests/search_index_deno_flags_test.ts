@@ -53,6 +53,7 @@ interface Answer {
     readonly cache: {
       readonly file: string | null;
       readonly loads: number;
+      readonly reused: number;
       readonly writes: number;
       readonly note: string | null;
     };

@@ -1004,18 +1004,19 @@ export class SearchIndex {
     signal: AbortSignal,
   ): Promise<boolean> {
     const { entries, kinds, fileSegments, fileLocals, fileBytes } = cached;
-    const numbers = new Map<string, number>();
-    for (let i = 0, n = 0; i < entries.length; i++) {
-      if (kinds[i] === 1) numbers.set(entries[i], n++);
-    }
     const base = this.#segments.length;
     const slots: (Int32Array | null)[] = cached.segments.map(() => null);
     let kept = 0;
-    for (const id of this.#sortedIds) {
-      if (id < 0) continue;
+    // Both lists are in walk order: one pass over each finds the cached file of each entry.
+    let at = 0;
+    let n = 0;
+    for (let i = 0; i < this.#sorted.length; i++) {
+      const display = this.#sorted[i];
+      while (at < entries.length && walkOrder(entries[at], display) < 0) n += kinds[at++];
+      const id = this.#sortedIds[i];
+      if (id < 0 || at === entries.length || entries[at] !== display || kinds[at] !== 1) continue;
       const file = this.#files[id]!;
-      const n = numbers.get(file.display);
-      if (n === undefined || file.segment !== -2) continue;
+      if (file.segment !== -2) continue;
       const segment = fileSegments[n];
       if (segment === NOT_INDEXED || !sameStamp(cached.stamps, n, now, n)) continue;
       kept++;
@@ -1054,12 +1055,13 @@ export class SearchIndex {
       if (!this.#take(slot.memory)) return false;
       this.#segments.push(slot);
     }
+    this.#cache.proved(kept);
     const pending: number[] = [];
     for (const id of this.#sortedIds) {
       if (id >= 0 && this.#files[id]!.segment === -2) pending.push(id);
     }
     await this.#indexFiles(pending, generation, signal);
-    return pending.length > 0 || kept !== numbers.size;
+    return pending.length > 0 || kept !== fileSegments.length;
   }
 
   /**

@@ -45,6 +45,8 @@ export interface IndexCacheStats {
   readonly file: string | null;
   /** Builds that started from the cache file (each proved it fresh before answering). */
   readonly loads: number;
+  /** Files whose content the last load took from the cache file (the others were read). */
+  readonly reused: number;
   /** Times the cache file was written. */
   readonly writes: number;
   /**
@@ -79,6 +81,7 @@ export class IndexCache {
   #refused = false;
   #note: string | null = null;
   #loads = 0;
+  #reused = 0;
   #writes = 0;
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
   #snapshot: (() => CachedIndex | null) | null = null;
@@ -105,6 +108,7 @@ export class IndexCache {
     return {
       file: usable ? `${this.#directory}/${cacheFileName(this.#root)}` : null,
       loads: this.#loads,
+      reused: this.#reused,
       writes: this.#writes,
       note: this.#note,
     };
@@ -131,6 +135,11 @@ export class IndexCache {
   /** Whether a write is waiting for its time (the index changed since the last write). */
   get pending(): boolean {
     return this.#snapshot !== null;
+  }
+
+  /** Notes how many files' content a load took from the cache file once proved fresh. */
+  proved(reused: number): void {
+    this.#reused = reused;
   }
 
   /** Notes why a cache file that loaded was not taken up after all. */
