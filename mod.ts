@@ -146,6 +146,7 @@ export type {
   SearchIndexState,
   SearchIndexStats,
 } from "./src/backends/search_index.ts";
+export type { IndexCacheStats } from "./src/index/cache_store.ts";
 export type { Segment } from "./src/index/segment.ts";
 export type { TreeWatcher, WatchHandlers, WatchTree, WatchTreeOptions } from "./src/index/watch.ts";
 export type {

@@ -6,9 +6,15 @@
 import process from "node:process";
 import { createInterface } from "node:readline";
 
-/** Serves the host on `tools` (the package's exports) with the arguments ROOT [--no-index]. */
+/**
+ * Serves the host on `tools` (the package's exports) with the arguments
+ * ROOT [--no-index] [--cache=DIR]: the index's cache directory (default none:
+ * the index is built from the tree, and kept in memory only).
+ */
 export async function serveIndexHost(tools, args) {
-  const [root, flag] = args;
+  const [root, ...flags] = args;
+  const indexed = !flags.includes("--no-index");
+  const cache = flags.find((flag) => flag.startsWith("--cache="))?.slice("--cache=".length) ?? null;
   const { createSession, grepTool, globTool } = tools;
   const unlimited = Number.MAX_SAFE_INTEGER;
 
@@ -29,7 +35,7 @@ export async function serveIndexHost(tools, args) {
   const started = performance.now();
   const session = await createSession({
     workingDirectory: root,
-    searchIndex: flag !== "--no-index",
+    searchIndex: indexed && { cacheDirectory: cache },
   });
   const index = session.searchIndex ?? null;
   let error = null;

@@ -16,7 +16,16 @@
  * event loop was held up meanwhile (whether the build blocks calls), and the resident
  * memory of the index (stats().memory, and the process's RSS growth over the
  * build) as a fraction of the indexed bytes (each build on a warm page cache:
- * the tree is read just before it). It then times, warm cache, with
+ * the tree is read just before it; these builds keep no cache). Then the
+ * restart from the cache: a Node host builds with a cache directory of its
+ * own (a new folder in the temporary directory, removed at the end) and
+ * closes, writing the cache file; then, --builds times, alternating between
+ * the runtimes, a new host on that directory loads it, warm page cache (tree
+ * and cache file read just before), and it reports the time from
+ * createSession to the index being ready (target ≤ 1.5 s), the first
+ * rare-identifier search right after (target ≤ 50 ms), the cache file's size
+ * on disk, and the process's RSS growth over the load against
+ * stats().memory. It then times, warm cache, with
  * N rounds (default 9; the hosts without the index in the first 5 only)
  * alternating between the hosts and the reference tool:
  * a rare identifier (files_with_matches, vs `rg -l`), `EXPORT_SYMBOL_GPL`
@@ -69,6 +78,13 @@ interface IndexStats {
   readonly searches: { readonly indexed: number; readonly walked: number };
   readonly buildMs: number;
   readonly reason: string | null;
+  readonly cache?: {
+    readonly file: string | null;
+    readonly loads: number;
+    readonly reused: number;
+    readonly writes: number;
+    readonly note: string | null;
+  };
 }
 
 /** A host's answer to one search. */
@@ -151,14 +167,23 @@ class Host {
 /** Where a host runs: Node on the npm build, or Deno on the sources with all or the narrow flags. */
 type HostRuntime = "node" | "deno -A" | "deno narrow";
 
-/** The flags `denoPermissionFlags` returns for a session on `tree` (the user's configuration). */
-async function narrowFlags(tree: string): Promise<string[]> {
+/**
+ * The flags `denoPermissionFlags` returns for a session on `tree` (the user's
+ * configuration), granting the cache directory `cache` (none when `null`).
+ */
+async function narrowFlags(tree: string, cache: string | null): Promise<string[]> {
   const { denoPermissionFlags } = await import("../deno.ts");
-  return denoPermissionFlags({ workingDirectory: tree });
+  return denoPermissionFlags({ workingDirectory: tree, cacheDirectory: cache });
 }
 
-async function startHost(runtime: HostRuntime, tree: string, indexed: boolean): Promise<Host> {
-  const tail = indexed ? [] : ["--no-index"];
+/** A host on `tree`, its index cached in `cache` when one is given (else built, memory only). */
+async function startHost(
+  runtime: HostRuntime,
+  tree: string,
+  indexed: boolean,
+  cache: string | null = null,
+): Promise<Host> {
+  const tail = indexed ? (cache === null ? [] : [`--cache=${cache}`]) : ["--no-index"];
   const name = `openwork-tools (${runtime}, index ${indexed ? "on" : "off"})`;
   if (runtime === "node") {
     return new Host(name, indexed, [
@@ -169,7 +194,7 @@ async function startHost(runtime: HostRuntime, tree: string, indexed: boolean): 
       ...tail,
     ]);
   }
-  const flags = runtime === "deno -A" ? ["-A"] : await narrowFlags(tree);
+  const flags = runtime === "deno -A" ? ["-A"] : await narrowFlags(tree, cache);
   return new Host(name, indexed, [
     "deno",
     "run",
@@ -373,6 +398,94 @@ async function searchRows(tree: string, hosts: Host[]): Promise<void> {
   }
 }
 
+/**
+ * The restart from the cache: a Node host builds with a cache directory and
+ * closes (writing the cache file); then new hosts of each runtime load it,
+ * --builds rounds, alternating; each reports load-to-ready and the first
+ * rare-identifier search right after, and closes.
+ */
+async function restarts(tree: string): Promise<void> {
+  const cache = await Deno.makeTempDir({ prefix: "owt-bench-cache-" });
+  try {
+    const expected = (await reference(ROWS[0].reference, tree)).results.length;
+    await warmCache(tree);
+    const writer = await startHost("node", tree, true, cache);
+    const built = await writer.next<Startup>();
+    await writer.close();
+    const file = built.stats?.cache?.file ?? null;
+    if (file === null) {
+      problems.push(`the cache was not written: ${built.stats?.cache?.note ?? built.error}`);
+      return;
+    }
+    const size = (await Deno.stat(file)).size;
+    const loads = new Map<HostRuntime, { ready: number; first: number; growth: number }[]>();
+    const memory = new Map<HostRuntime, number>();
+    const runtimes: HostRuntime[] = ["node", "deno -A", "deno narrow"];
+    for (let round = 0; round < builds; round++) {
+      for (const runtime of round % 2 === 0 ? runtimes : [...runtimes].reverse()) {
+        await warmCache(tree);
+        await sh(`cat '${file}' > /dev/null`);
+        const host = await startHost(runtime, tree, true, cache);
+        try {
+          const startup = await host.next<Startup>();
+          const stats = startup.stats;
+          if (startup.error !== null || stats === null || stats.cache?.loads !== 1) {
+            problems.push(
+              `${host.name}: the cache was not loaded: ${startup.error ?? stats?.cache?.note}`,
+            );
+            continue;
+          }
+          const first = await host.search("grep", ROWS[0].input);
+          if (!first.indexed || first.found !== expected) {
+            problems.push(
+              `${host.name}: first search after the restart found ${first.found} of ${expected}, ` +
+                `from the index: ${first.indexed}`,
+            );
+          }
+          memory.set(runtime, stats.memory);
+          const list = loads.get(runtime) ?? [];
+          list.push({
+            ready: startup.buildMs!,
+            first: first.ms,
+            growth: startup.rssAfter - startup.rssBefore,
+          });
+          loads.set(runtime, list);
+        } finally {
+          await host.close();
+        }
+      }
+    }
+    console.log(
+      `\n### Restart from the cache (warm page cache; ${builds} loads each, alternating; ` +
+        `cache file ${mib(size)} on disk, written by a Node host's build of ` +
+        `${((built.buildMs ?? 0) / 1000).toFixed(2)} s)\n`,
+    );
+    console.log(
+      "| host | load to ready s (median (each)) | target | first rare-identifier search ms " +
+        "(median (each)) | target | stats().memory | RSS growth over the load (median) | " +
+        "RSS growth / stats().memory |",
+    );
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (const runtime of runtimes) {
+      const list = loads.get(runtime) ?? [];
+      if (list.length === 0) continue;
+      const each = (pick: (v: { ready: number; first: number }) => number, digits: number) =>
+        list.map((v) => pick(v).toFixed(digits)).join(", ");
+      const growth = median(list.map((v) => v.growth));
+      const index = memory.get(runtime)!;
+      console.log(
+        `| openwork-tools (${runtime}) | ${(median(list.map((v) => v.ready)) / 1000).toFixed(2)} (${
+          each((v) => v.ready / 1000, 2)
+        }) | ≤ 1.5 | ${median(list.map((v) => v.first)).toFixed(1)} (${
+          each((v) => v.first, 1)
+        }) | ≤ 50 | ${mib(index)} | ${mib(growth)} | ${(growth / index).toFixed(2)}x |`,
+      );
+    }
+  } finally {
+    await Deno.remove(cache, { recursive: true }).catch(() => {});
+  }
+}
+
 interface Visible {
   /** From just before the write until the host answered with the change seen. */
   readonly ms: number;
@@ -522,6 +635,8 @@ async function main(): Promise<void> {
         } | ${mib(s.peakRss)} | ${s.stallMs.toFixed(0)} ms (${s.stalls} over 50 ms) |`,
       );
     }
+
+    await restarts(tree);
 
     await searchRows(tree, hosts);
 

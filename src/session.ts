@@ -80,6 +80,9 @@ export interface SessionOptions {
    * built in the background from the first search, or from
    * `session.searchIndex.ready`; until it is ready, and whenever it cannot
    * vouch for an answer, searches walk. Answers are the walk's, exactly.
+   * It is kept in a private cache directory between processes (see
+   * `SearchIndexOptions.cacheDirectory`; `null` there keeps it in memory), and
+   * a new session proves the cache fresh before it answers from it.
    * Close it with `session.searchIndex.close()`.
    */
   readonly searchIndex?: boolean | SearchIndexOptions;
@@ -128,6 +131,7 @@ const SEARCH_INDEX_OPTIONS: OptionNames<SearchIndexOptions> = {
   fenceDirectory: true,
   memoryLimit: true,
   watch: true,
+  cacheDirectory: true,
 };
 
 /**
@@ -196,7 +200,7 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
     refuseOption(where, "searchIndex", "a boolean or an object of options", searchIndex);
   }
   checkOptionBag(`${where}: searchIndex`, searchIndex, SEARCH_INDEX_OPTIONS);
-  const { fenceDirectory, memoryLimit, watch } = searchIndex;
+  const { fenceDirectory, memoryLimit, watch, cacheDirectory } = searchIndex;
   if (fenceDirectory !== undefined && typeof fenceDirectory !== "string") {
     refuseOption(where, "searchIndex.fenceDirectory", "a string", fenceDirectory);
   }
@@ -205,6 +209,12 @@ function checkSessionOptions(options: unknown): asserts options is SessionOption
   }
   if (watch !== undefined && typeof watch !== "function") {
     refuseOption(where, "searchIndex.watch", "a function", watch);
+  }
+  if (
+    cacheDirectory !== undefined && cacheDirectory !== null &&
+    (typeof cacheDirectory !== "string" || !cacheDirectory.startsWith("/"))
+  ) {
+    refuseOption(where, "searchIndex.cacheDirectory", "an absolute path or null", cacheDirectory);
   }
 }
 

@@ -430,8 +430,12 @@ test(
       await writeFile(join(root, "a.txt"), "a needle\n");
       await writeFile(join(second, "secret.txt"), "secret\n");
       await writeFile(outside, "outside\n");
-      // The second root is the session's, not the flags'.
-      const flags = (await denoEntry()).denoPermissionFlags({ workingDirectory: root });
+      // The second root is the session's, not the flags'. No cache directory: the index keeps to
+      // memory, and the user's cache is left alone.
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        cacheDirectory: null,
+      });
       const outcomes = lastLine<Record<string, string>>(
         await runDeno(
           ["run", "--quiet", ...flags, fixture("terminal_agent.ts"), root, second, outside],
@@ -499,7 +503,11 @@ test(
         }),
       );
       await copyFile(fixture("outside_host.ts"), join(project, "host.ts"));
-      const flags = (await denoEntry()).denoPermissionFlags({ workingDirectory: root });
+      // No cache directory: the index keeps to memory, and the user's cache is left alone.
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        cacheDirectory: null,
+      });
       const ran = lastLine<{
         resolved: string;
         outcomes: Record<string, [boolean, string]>;

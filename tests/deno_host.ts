@@ -14,6 +14,7 @@ export interface DenoEntry {
     environment?: Readonly<Record<string, string>>;
     sandbox?: boolean;
     processNamespace?: boolean;
+    cacheDirectory?: string | null;
   }): string[];
   createDenoFileSystem(options?: DiskFileSystemOptions): unknown;
 }

@@ -7,8 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RACY_MS, sameStamp, STAMP_FIELDS, writeStamp } from "../src/index/stamps.ts";
 
-const old = { ino: 12, size: 40, mtimeMs: 1_000.5, ctimeMs: 1_000.75 };
-const later = 1_000 + RACY_MS + 1;
+const old = { dev: 2049, ino: 12, size: 40, mtimeMs: 1_000_500.25, ctimeMs: 1_000_929.934 };
+const later = old.ctimeMs + RACY_MS + 1;
 
 /** The stamps of `sources`, each read at `readAt`, in one array. */
 function stampsOf(readAt: number, ...sources: (typeof old)[]): Float64Array {
@@ -22,18 +22,25 @@ test("stamps: a file unchanged since it was read matches its stamp", () => {
   assert.equal(sameStamp(stamps, 0, stamps, 1), true);
 });
 
-test("stamps: a change of inode, size, modification or change time does not match", () => {
+test("stamps: a change of device, inode, size, modification or change time does not match", () => {
   for (
     const changed of [
+      { ...old, dev: 2050 },
       { ...old, ino: 13 },
       { ...old, size: 41 },
-      { ...old, mtimeMs: 1_000.25 },
-      { ...old, ctimeMs: 1_001 },
+      { ...old, mtimeMs: old.mtimeMs - 1_000 },
+      { ...old, ctimeMs: old.ctimeMs + 1_000 },
     ]
   ) {
-    const stamps = stampsOf(later + 10, old, changed);
+    const stamps = stampsOf(later + 2_000, old, changed);
     assert.equal(sameStamp(stamps, 0, stamps, 1), false, JSON.stringify(changed));
   }
+});
+
+test("stamps: times to the microsecond (Node) and in whole seconds (Deno) make the same stamp", () => {
+  const seconds = { ...old, mtimeMs: 1_000_000, ctimeMs: 1_000_000 };
+  const stamps = stampsOf(later, old, seconds);
+  assert.equal(sameStamp(stamps, 0, stamps, 1), true);
 });
 
 test("stamps: a stamp taken within RACY_MS of the file's last change is unknown and matches nothing", () => {

@@ -395,11 +395,13 @@ test("CLI: tools, call, help, and one-line errors with exit code 2", async () =>
 
 test("MCP: mcp --search-index answers greps and globs as the walk does, sees an outside write, and ends with the client", async () => {
   const dir = await tempDir();
+  // The index's cache goes here, not into the user's cache directory.
+  const cacheHome = await tempDir();
   const { command, args } = cliCommand();
   const transport = new StdioClientTransport({
     command,
     args: [...args, "mcp", "--root", dir.path, "--mode", "acceptEdits", "--search-index"],
-    env: ENV,
+    env: { ...ENV, XDG_CACHE_HOME: cacheHome.path },
     stderr: "ignore",
   });
   const client = new Client({ name: "openwork-test", version: "1.0.0" });
@@ -430,6 +432,7 @@ test("MCP: mcp --search-index answers greps and globs as the walk does, sees an 
   } finally {
     await client.close();
     await dir.cleanup();
+    await cacheHome.cleanup();
   }
 });
 

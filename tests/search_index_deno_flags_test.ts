@@ -2,7 +2,8 @@
  * The search index under the narrow Deno permission flags a host gets from
  * `denoPermissionFlags`: a session run with exactly those flags and
  * `--no-prompt` builds its index, answers from it, and sees a change made
- * outside it.
+ * outside it; it writes its cache where the flags grant, and the next
+ * session loads it.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -31,7 +32,13 @@ interface DenoLike {
   execPath(): string;
   Command: new (
     program: string,
-    options: { args: string[]; stdin: "piped"; stdout: "piped"; stderr: "piped" },
+    options: {
+      args: string[];
+      env?: Record<string, string>;
+      stdin: "piped";
+      stdout: "piped";
+      stderr: "piped";
+    },
   ) => { spawn(): ChildLike };
 }
 
@@ -43,6 +50,13 @@ interface Answer {
     readonly builds: number;
     readonly reason: string | null;
     readonly searches: { readonly indexed: number; readonly walked: number };
+    readonly cache: {
+      readonly file: string | null;
+      readonly loads: number;
+      readonly reused: number;
+      readonly writes: number;
+      readonly note: string | null;
+    };
   };
 }
 
@@ -84,12 +98,13 @@ async function textOf(stream: ByteSource): Promise<string> {
  * `flags` and `--no-prompt` over `root`: its stdin, its answers one at a
  * time, its stderr once it ends, and its exit.
  */
-function runAgent(flags: readonly string[], root: string) {
+function runAgent(flags: readonly string[], root: string, env: Record<string, string> = {}) {
   // Deno.Command, not node:child_process: Deno's Node layer rewrites commands that start Deno.
   const { Deno: deno } = globalThis as unknown as { Deno: DenoLike };
   const agent = fileURLToPath(new URL("./fixtures/index_agent.ts", import.meta.url));
   const child = new deno.Command("bash", {
     args: ["-c", '"$0" run --quiet --no-prompt "$@"', deno.execPath(), ...flags, agent, root],
+    env,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
@@ -105,12 +120,17 @@ function runAgent(flags: readonly string[], root: string) {
 }
 
 /** Loads `denoPermissionFlags` (the Deno entry point, which the npm package does not ship). */
-async function flagsFor(workingDirectory: string): Promise<string[]> {
+async function flagsFor(
+  workingDirectory: string,
+  environment?: Record<string, string>,
+): Promise<string[]> {
   const specifier = "../deno.ts";
   const { denoPermissionFlags } = await import(specifier) as {
-    denoPermissionFlags(options: { workingDirectory: string }): string[];
+    denoPermissionFlags(
+      options: { workingDirectory: string; environment?: Record<string, string> },
+    ): string[];
   };
-  return denoPermissionFlags({ workingDirectory });
+  return denoPermissionFlags({ workingDirectory, ...(environment ? { environment } : {}) });
 }
 
 /** The index's fence home among the paths `flags` let the session write. */
@@ -130,9 +150,11 @@ test(
     });
     for (let i = 0; i < 200; i++) await writeFile(`${root}/src/f${i}.txt`, `line ${i}\n`);
     await writeFile(`${root}/src/old.txt`, "a needle\n");
-    const flags = await flagsFor(root);
+    // The cache goes below the test's directory, not the user's.
+    const env = { XDG_CACHE_HOME: `${root.slice(0, -"/root".length)}/cache` };
+    const flags = await flagsFor(root, env);
     const home = fenceHomeOf(flags);
-    const { writer, next, errors, status } = runAgent(flags, root);
+    const { writer, next, errors, status } = runAgent(flags, root, env);
     try {
       const first = await next();
       if (first.stats.state !== "ready") {
@@ -173,7 +195,8 @@ test(
     const root = `${await realpath(dir.path)}/root`;
     await mkdir(root);
     await writeFile(`${root}/old.txt`, "a needle\n");
-    const flags = await flagsFor(root);
+    const env = { XDG_CACHE_HOME: `${await realpath(dir.path)}/cache` };
+    const flags = await flagsFor(root, env);
     const home = fenceHomeOf(flags)!;
     const elsewhere = `${await realpath(dir.path)}/elsewhere`;
     await mkdir(elsewhere);
@@ -188,7 +211,7 @@ test(
       for (const [name, make, why] of cases) {
         await rm(home, { recursive: true, force: true });
         await make();
-        const { writer, next, errors, status } = runAgent(flags, root);
+        const { writer, next, errors, status } = runAgent(flags, root, env);
         try {
           const answer = await next();
           assert.equal(answer.stats.state, "unavailable", name);
@@ -204,6 +227,48 @@ test(
       }
     } finally {
       await rm(home, { recursive: true, force: true });
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "search index: under exactly denoPermissionFlags' flags, a session writes its cache where they grant, and the next one loads it",
+  { skip: !underDeno && "runs a Deno subprocess under Deno's permission flags" },
+  async () => {
+    const dir = await tempDir();
+    const base = await realpath(dir.path);
+    const root = `${base}/root`;
+    await mkdir(`${root}/src`, { recursive: true });
+    for (let i = 0; i < 50; i++) await writeFile(`${root}/src/f${i}.txt`, `line ${i}\n`);
+    await writeFile(`${root}/src/old.txt`, "a needle\n");
+    const env = { XDG_CACHE_HOME: `${base}/cache` };
+    const flags = await flagsFor(root, env);
+    const home = fenceHomeOf(flags);
+    const cacheDirectory = `${base}/cache/openwork-tools/search-index`;
+    assert.ok(
+      flags.some((flag) => flag.startsWith("--allow-write=") && flag.includes(cacheDirectory)),
+      flags.join(" "),
+    );
+    try {
+      for (const round of [0, 1]) {
+        const { writer, next, errors, status } = runAgent(flags, root, env);
+        try {
+          const answer = await next();
+          assert.equal(answer.stats.state, "ready", answer.stats.reason ?? "");
+          assert.deepEqual(answer.files, ["src/old.txt"]);
+          assert.equal(answer.stats.cache.loads, round, answer.stats.cache.note ?? "");
+          assert.equal(answer.stats.cache.note, null);
+          await writer.close();
+          assert.equal((await status).code, 0, await errors);
+        } finally {
+          await writer.close().catch(() => {});
+          await status;
+        }
+        assert.equal((await readdir(cacheDirectory)).length, 1, "one cache file");
+      }
+    } finally {
+      if (home !== undefined) await rm(home, { recursive: true, force: true });
       await dir.cleanup();
     }
   },

@@ -34,6 +34,19 @@
  *   When the watcher cannot vouch at all (overflow, an error, a fence that
  *   does not return), the index is built again in the background and
  *   searches walk meanwhile.
+ * - **Cache.** A build reads the cache file of the working directory
+ *   (`src/index/cache_store.ts`) while it walks the tree, and proves the
+ *   cache fresh before any answer rests on it: the entries are the walk's
+ *   alone (every directory listed by the walk's rules, its ignore files read
+ *   afresh, so a changed rule source changes the entries exactly as a build
+ *   would); the stamps of the cached files are taken in the workers
+ *   meanwhile; a file the walk met takes the cache's content only when its
+ *   stamp now is the one the cache took when it read the file, and is read
+ *   again otherwise, as is every file the cache does not hold. A path only
+ *   the cache names is never read. A file whose stamp is unchanged
+ *   keeps the content the cache gives it: that trust rests on the cache
+ *   directory being private. The cache is written after a build, a while
+ *   after changes settle, and on close.
  *
  * @module
  */
@@ -53,6 +66,11 @@ import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/se
 import type { Segment } from "../index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../index/stamps.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../index/watch.ts";
+import { setImmediate } from "node:timers";
+import { IndexCache } from "../index/cache_store.ts";
+import type { IndexCacheStats } from "../index/cache_store.ts";
+import { IN_NO_SEGMENT, NOT_INDEXED } from "../index/cache_format.ts";
+import type { CachedIndex, CachedSegment } from "../index/cache_format.ts";
 
 /** Options of a session's search index (`createSession({ searchIndex })`). */
 export interface SearchIndexOptions {
@@ -73,6 +91,18 @@ export interface SearchIndexOptions {
    * The watcher to use (default: the runtime's own); a host or a test may bring another.
    */
   readonly watch?: WatchTree;
+  /**
+   * The directory the index is cached in, so that a new process starts from
+   * it rather than reading the whole tree again (default:
+   * `$XDG_CACHE_HOME/openwork-tools/search-index`, else
+   * `$HOME/.cache/openwork-tools/search-index`, from the session's
+   * environment); `null` keeps the index in memory only. It must be private
+   * to this user (it is made with mode 0700; a link, a directory of another
+   * user or one others may enter is refused, and the index keeps to memory):
+   * the content of a file whose stamp has not changed is taken from it. A
+   * directory inside the working directory is refused too.
+   */
+  readonly cacheDirectory?: string | null;
 }
 
 /** What the index is doing. */
@@ -113,6 +143,8 @@ export interface SearchIndexStats {
   readonly resyncs: number;
   /** Why the index is unavailable or was last rebuilt, if it was. */
   readonly reason: string | null;
+  /** Its cache file: where, loads and writes, and why it was refused if it was. */
+  readonly cache: IndexCacheStats;
 }
 
 /** A session's search index, as `session.searchIndex`. */
@@ -223,6 +255,7 @@ export class SearchIndex {
   readonly #options: SearchIndexOptions;
   readonly #watch: WatchTree;
   readonly #io: WalkIO<CheckedPath>;
+  readonly #cache: IndexCache;
 
   #state: SearchIndexState = "idle";
   #reason: string | null = null;
@@ -292,6 +325,11 @@ export class SearchIndex {
     this.#environment = environment;
     this.#options = options;
     this.#watch = watch;
+    this.#cache = new IndexCache({
+      directory: options.cacheDirectory,
+      environment,
+      root: this.#rootReal,
+    });
     const io = checkedWalkIO(filesystem);
     // A directory is watched before it is listed: a change after the listing is always seen.
     this.#io = {
@@ -375,12 +413,15 @@ export class SearchIndex {
       builds: this.#builds,
       resyncs: this.#resyncs,
       reason: this.#reason,
+      cache: this.#cache.stats(),
     };
   }
 
   /** Stops the watcher and any build. */
   async close(): Promise<void> {
     if (this.#state === "closed") return;
+    // Written on close only when it changed since the last write.
+    const snapshot = this.#cache.pending ? this.#snapshot() : null;
     this.#state = "closed";
     this.#generation++;
     clearTimeout(this.#restart);
@@ -390,7 +431,7 @@ export class SearchIndex {
     const watcher = this.#watcher;
     this.#watcher = null;
     this.#clear();
-    await watcher?.close();
+    await Promise.all([watcher?.close(), this.#cache.close(snapshot)]);
   }
 
   /** Marks a path (relative to the working directory) as changed: before the next answer, it is looked at again. */
@@ -572,14 +613,49 @@ export class SearchIndex {
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
       if (!this.#take(entryMemory("."))) return;
       this.#entries.set(".", { kind: "directory", outer, children: new Map() });
-      // Segments are built while the walk goes on: each batch of files as soon as it is met.
+      // The cache file is read while the tree is walked. Without stamps it could not be proved
+      // fresh short of reading every file.
+      const loading = this.#workers!.stampFiles === undefined
+        ? Promise.resolve(null)
+        : this.#cache.load().catch(() => null);
+      const cache: { known: boolean; index: CachedIndex | null } = { known: false, index: null };
+      // Segments are built while the walk goes on, each batch of files as soon as it is met;
+      // until the cache is known, batches wait (the cache may hold their content).
       const indexing: Promise<void>[] = [];
+      const held: number[] = [];
       const index = (ids: number[]) => {
+        if (!cache.known || cache.index !== null) {
+          held.push(...ids);
+          return;
+        }
         const done = this.#indexFiles(ids, generation, signal);
         done.catch(() => {});
         indexing.push(done);
       };
+      // The stamps of the cached files now, taken in the workers while this thread walks.
+      let stamping: Promise<Float64Array> | null = null;
+      void loading.then((loaded) => {
+        cache.known = true;
+        cache.index = loaded;
+        if (loaded === null && current()) index(held.splice(0));
+        if (loaded !== null && current()) {
+          stamping = this.#stampCached(loaded, generation, signal);
+          stamping.catch(() => {});
+        }
+      });
       index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
+      await loading;
+      if (!current()) return;
+      // A cache proved fresh without a change need not be written again.
+      let changed = true;
+      // Stamps that could not be taken prove nothing: every file is read, as in a build.
+      const now = await (stamping as Promise<Float64Array> | null)?.catch(() => null) ?? null;
+      if (cache.index !== null && now !== null) {
+        changed = await this.#merge(cache.index, now, generation, signal);
+      } else if (cache.index !== null) {
+        cache.index = null;
+        index(held.splice(0));
+      }
       await Promise.all(indexing);
       if (!current()) return;
       this.#buildMs = performance.now() - started;
@@ -587,6 +663,7 @@ export class SearchIndex {
       this.#losses = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
+      if (changed) this.#cache.later(() => this.#snapshot());
       // Misses reported while it was being built: the whole tree is looked at again.
       if (this.#resync !== null) this.#resyncInBackground();
     } catch (error) {
@@ -780,7 +857,7 @@ export class SearchIndex {
       for (let entry; (entry = await walk.next()) !== null;) {
         // Listings that are ready resolve as microtasks: without a turn of the event loop now
         // and then, a walk of a large tree would hold up every other call until it ends.
-        if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+        if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         if (generation !== this.#generation) return [];
         seen?.add(entry.display);
         const known = this.#entries.get(entry.display);
@@ -882,6 +959,179 @@ export class SearchIndex {
     // Past the limit the index is dropped: a generation ends, and so does the build or refresh.
     if (!this.#take(slot.memory)) return;
     this.#segments.push(slot);
+  }
+
+  // ---- cache ----
+
+  /**
+   * The stamps now of the files a cached index holds, in its file order (a
+   * file that is gone, or is no longer a regular file, has an unknown
+   * stamp). Only stamps are taken: no cached path's content is read.
+   */
+  async #stampCached(
+    cached: CachedIndex,
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<Float64Array> {
+    const displays: string[] = [];
+    cached.entries.forEach((display, i) => {
+      if (cached.kinds[i] === 1) displays.push(display);
+    });
+    return await this.#stampPaths(displays, generation, signal);
+  }
+
+  /** The stamps now of files of the tree (NaN where unknown), taken in the workers. */
+  async #stampPaths(
+    displays: readonly string[],
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<Float64Array> {
+    const workers = this.#workers!;
+    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    const stamps = new Float64Array(displays.length * STAMP_FIELDS).fill(NaN);
+    let next = 0;
+    const run = async () => {
+      while (next < displays.length && generation === this.#generation) {
+        signal.throwIfAborted();
+        const from = next;
+        const batch = displays.slice(from, next += SEGMENT_FILES);
+        const answer = await workers.stampFiles!({ files: batch.map((d) => `${root}/${d}`) });
+        if (answer.error !== undefined) throw new Error(answer.error);
+        stamps.set(answer.stamps, from * STAMP_FIELDS);
+      }
+    };
+    await Promise.all(Array.from({ length: BUILDS_AT_ONCE }, run));
+    return stamps;
+  }
+
+  /**
+   * Proves a cached index fresh against the tree just walked (its entries
+   * are the walk's, none the cache's): a file the walk met takes the
+   * cache's content and stamp only when its stamp `now` is the one the
+   * cache took when it read the file; every other file is read again. A
+   * path only the cache names is never read. Returns whether anything
+   * differed from the cache.
+   */
+  async #merge(
+    cached: CachedIndex,
+    now: Float64Array,
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const { entries, kinds, fileSegments, fileLocals, fileBytes } = cached;
+    const base = this.#segments.length;
+    const slots: (Int32Array | null)[] = cached.segments.map(() => null);
+    let kept = 0;
+    // Both lists are in walk order: one pass over each finds the cached file of each entry.
+    let at = 0;
+    let n = 0;
+    for (let i = 0; i < this.#sorted.length; i++) {
+      const display = this.#sorted[i];
+      while (at < entries.length && walkOrder(entries[at], display) < 0) n += kinds[at++];
+      const id = this.#sortedIds[i];
+      if (id < 0 || at === entries.length || entries[at] !== display || kinds[at] !== 1) continue;
+      const file = this.#files[id]!;
+      if (file.segment !== -2) continue;
+      const segment = fileSegments[n];
+      if (segment === NOT_INDEXED || !sameStamp(cached.stamps, n, now, n)) continue;
+      kept++;
+      this.#stamps.set(now.subarray(n * STAMP_FIELDS, (n + 1) * STAMP_FIELDS), id * STAMP_FIELDS);
+      if (segment === IN_NO_SEGMENT) {
+        file.segment = -1;
+        this.#always.add(id);
+        continue;
+      }
+      const local = fileLocals[n];
+      const ids = slots[segment] ??= new Int32Array(cached.segments[segment].segment.files).fill(
+        -1,
+      );
+      ids[local] = id;
+      file.segment = base + segment;
+      file.local = local;
+      file.bytes = fileBytes[n];
+      this.#bytes += fileBytes[n];
+    }
+    for (let s = 0; s < slots.length; s++) {
+      const ids = slots[s];
+      const segment = cached.segments[s].segment;
+      let live = 0;
+      if (ids !== null) { for (const id of ids) if (id >= 0) live++; }
+      if (ids === null || live === 0) {
+        this.#segments.push(null);
+        continue;
+      }
+      const slot: SegmentSlot = {
+        segment,
+        ids,
+        live,
+        memory: segmentMemory(segment) + ids.byteLength,
+      };
+      // Past the limit the index is dropped, and its generation with it.
+      if (!this.#take(slot.memory)) return false;
+      this.#segments.push(slot);
+    }
+    this.#cache.proved(kept);
+    const pending: number[] = [];
+    for (const id of this.#sortedIds) {
+      if (id >= 0 && this.#files[id]!.segment === -2) pending.push(id);
+    }
+    await this.#indexFiles(pending, generation, signal);
+    return pending.length > 0 || kept !== fileSegments.length;
+  }
+
+  /**
+   * What the cache file is written from: the entries, stamps and live
+   * segments as they are now (files numbered in walk order), or `null`
+   * before a build has ended. A look at the whole tree under way does not
+   * matter: each file's content is still the one its stamp was taken with,
+   * and the next load proves every entry again. The segments' tables are
+   * shared, not copied: they never change once built.
+   */
+  #snapshot(): CachedIndex | null {
+    if (this.#state !== "ready") return null;
+    const count = this.#sorted.length;
+    const kinds = new Uint8Array(count);
+    const number = new Int32Array(this.#files.length).fill(-1);
+    let files = 0;
+    for (let i = 0; i < count; i++) {
+      const id = this.#sortedIds[i];
+      if (id < 0) continue;
+      kinds[i] = 1;
+      number[id] = files++;
+    }
+    const slotOf = new Int32Array(this.#segments.length).fill(-1);
+    const segments: CachedSegment[] = [];
+    this.#segments.forEach((slot, index) => {
+      if (slot === null) return;
+      slotOf[index] = segments.length;
+      segments.push({ segment: slot.segment, ids: slot.ids.map((id) => id < 0 ? -1 : number[id]) });
+    });
+    const fileSegments = new Int32Array(files);
+    const fileLocals = new Int32Array(files);
+    const fileBytes = new Int32Array(files);
+    const stamps = new Float64Array(files * STAMP_FIELDS);
+    for (let id = 0; id < this.#files.length; id++) {
+      const file = this.#files[id];
+      const at = number[id];
+      if (file === null || file === undefined || at < 0) continue;
+      fileSegments[at] = file.segment >= 0 ? slotOf[file.segment] : file.segment;
+      fileLocals[at] = file.local;
+      fileBytes[at] = file.bytes;
+      stamps.set(
+        this.#stamps.subarray(id * STAMP_FIELDS, (id + 1) * STAMP_FIELDS),
+        at * STAMP_FIELDS,
+      );
+    }
+    return {
+      root: this.#rootReal,
+      entries: this.#sorted.slice(),
+      kinds,
+      fileSegments,
+      fileLocals,
+      fileBytes,
+      stamps,
+      segments,
+    };
   }
 
   // ---- freshness ----
@@ -1016,7 +1266,9 @@ export class SearchIndex {
     again.push(...this.#compaction());
     const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
     await this.#indexFiles(pending, generation, internal);
-    return generation === this.#generation && this.#state === "ready";
+    if (generation !== this.#generation || this.#state !== "ready") return false;
+    this.#cache.later(() => this.#snapshot());
+    return true;
   }
 
   /**
@@ -1024,33 +1276,22 @@ export class SearchIndex {
    * they were read (or is unknown), taken out of the index to be read again.
    */
   async #restamp(generation: number, signal: AbortSignal): Promise<number[]> {
-    const workers = this.#workers!;
     const ids: number[] = [];
     for (const id of this.#sortedIds) if (id >= 0 && this.#files[id]!.segment !== -2) ids.push(id);
-    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    const displays = ids.map((id) => this.#files[id]!.display);
+    const now = await this.#stampPaths(displays, generation, signal);
+    if (generation !== this.#generation) return [];
     const changed: number[] = [];
-    let next = 0;
-    const run = async () => {
-      while (next < ids.length) {
-        signal.throwIfAborted();
-        if (generation !== this.#generation) return;
-        const batch = ids.slice(next, next += SEGMENT_FILES);
-        const files = batch.map((id) => `${root}/${this.#files[id]!.display}`);
-        const answer = await workers.stampFiles!({ files });
-        if (generation !== this.#generation) return;
-        if (answer.error !== undefined) throw new Error(answer.error);
-        for (let i = 0; i < batch.length; i++) {
-          const id = batch[i];
-          const file = this.#files[id];
-          // Removed meanwhile, or already taken out to be read again.
-          if (file === null || file === undefined || file.segment === -2) continue;
-          if (sameStamp(this.#stamps, id, answer.stamps, i)) continue;
-          this.#unindex(id);
-          changed.push(id);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: BUILDS_AT_ONCE }, run));
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      const file = this.#files[id];
+      // Removed meanwhile (its id perhaps given to a new file), or already taken out to be read
+      // again.
+      if (file === null || file === undefined || file.segment === -2) continue;
+      if (file.display !== displays[i] || sameStamp(this.#stamps, id, now, i)) continue;
+      this.#unindex(id);
+      changed.push(id);
+    }
     return changed;
   }
 

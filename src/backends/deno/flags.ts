@@ -10,6 +10,7 @@ import { hostGitExcludesPaths } from "../host_text.ts";
 import { hostEnvironment } from "../../runtime/checks.ts";
 import { HOST_VARIABLES } from "../../runtime/host_variables.ts";
 import { indexPermissionPaths } from "./index_permissions.ts";
+import { defaultCacheDirectory } from "../../index/cache_directory.ts";
 
 /** What {@link denoPermissionFlags} needs to know. */
 export interface DenoFlagOptions {
@@ -43,6 +44,15 @@ export interface DenoFlagOptions {
    * configuration, and the session walks without the user's excludes).
    */
   readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * The search index's cache directory, granted read and write (default:
+   * the one `searchIndex` uses for `environment`,
+   * `$XDG_CACHE_HOME/openwork-tools/search-index` else
+   * `$HOME/.cache/openwork-tools/search-index`; give the same path as
+   * `searchIndex.cacheDirectory` when that is set). `null` grants none: the
+   * index then keeps to memory, and `stats().cache.note` says why.
+   */
+  readonly cacheDirectory?: string | null;
 }
 
 /**
@@ -53,7 +63,9 @@ export interface DenoFlagOptions {
  * link's default name holds it), read of this package's own sources (the
  * search workers' modules), read and write of the search index's fence
  * home (a directory of `/tmp` named for the working directory: give its
- * real path), the environment variables of `HOST_VARIABLES` by name (`PATH`,
+ * real path), read and write of the search index's cache directory (see
+ * {@link DenoFlagOptions.cacheDirectory}; left out when its path holds a
+ * comma, and then the index keeps to memory), the environment variables of `HOST_VARIABLES` by name (`PATH`,
  * `HOME`, `USER`, `LANG`, `LC_*`, `TERM`, `TZ`, `TMPDIR`, the XDG base
  * directories…: what `bash` needs, no token), read of the user's git
  * configuration that the walk reads for `core.excludesFile`, and
@@ -123,8 +135,17 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   const index = indexPermissionPaths(options.workingDirectory);
   readable.push(...index.read);
   writable.push(...index.write);
+  const environment = options.environment ?? hostEnvironment();
+  const cache = options.cacheDirectory === undefined
+    ? defaultCacheDirectory(environment)
+    : options.cacheDirectory;
+  // A path with a comma would split the flag's list: such a cache is not granted (memory only).
+  if (cache !== null && cache.startsWith("/") && !cache.includes(",")) {
+    readable.push(cache);
+    writable.push(cache);
+  }
   // A path with a comma would split the flag's list: such a file goes unread.
-  const git = hostGitExcludesPaths(options.environment ?? hostEnvironment());
+  const git = hostGitExcludesPaths(environment);
   readable.push(...git.filter((path) => path.startsWith("/") && !path.includes(",")));
   // bwrap makes each call's PID namespace (and the sandbox); without it the session runs on.
   const bwrap = options.sandbox || options.processNamespace !== false ? ["bwrap"] : [];

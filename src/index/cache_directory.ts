@@ -1,0 +1,241 @@
+/**
+ * Where the search index keeps its cache files, and the checks that make
+ * that place private: what a cache file says of a file whose stamp has not
+ * changed is trusted, so only this user may have written it.
+ *
+ * - **Where.** `$XDG_CACHE_HOME/openwork-tools/search-index`, else
+ *   `$HOME/.cache/openwork-tools/search-index`, from the session's
+ *   environment (no `os.homedir()`: under Deno's narrow flags that needs a
+ *   grant the session does not have). One file per working directory, named
+ *   for a hash of its real path ({@link cacheFileName}); the full path is
+ *   stored inside and compared on load.
+ * - **Private.** The directory is made with mode 0700 and must be, by
+ *   `lstat`, a directory (not a link) of this user that no one else may
+ *   enter; a cache file must be, by `lstat` and again by `fstat` once
+ *   opened (the same inode), a regular file of this user that no one else
+ *   may read or write. Anything else is
+ *   refused: the index then keeps to memory.
+ * - **Atomic.** A file is written as a new temporary file (mode 0600,
+ *   created exclusively) in the same directory, then renamed over the old:
+ *   a reader sees the old file or the new one, never a part.
+ *
+ * @module
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { lstat, mkdir, open, realpath, rename, rm } from "node:fs/promises";
+import process from "node:process";
+import { permissionState } from "../runtime/checks.ts";
+
+/** The folder below the user's cache directory. */
+const CACHE_FOLDER = "openwork-tools/search-index";
+
+/** What {@link privacyProblem} looks at (as `lstat` and `fstat` give it). */
+export interface OwnedStats {
+  isDirectory(): boolean;
+  isFile(): boolean;
+  isSymbolicLink(): boolean;
+  readonly uid: number;
+  readonly mode: number;
+}
+
+/**
+ * The default cache directory for a session's environment, or `null` when
+ * it names no absolute cache or home directory.
+ *
+ * @example
+ * ```ts
+ * import { defaultCacheDirectory } from "./cache_directory.ts";
+ *
+ * console.log(defaultCacheDirectory({ HOME: "/home/ann" }));
+ * // "/home/ann/.cache/openwork-tools/search-index"
+ * console.log(defaultCacheDirectory({ HOME: "/home/ann", XDG_CACHE_HOME: "/var/cache/ann" }));
+ * // "/var/cache/ann/openwork-tools/search-index"
+ * ```
+ */
+export function defaultCacheDirectory(
+  environment: Readonly<Record<string, string>>,
+): string | null {
+  const cache = environment.XDG_CACHE_HOME;
+  if (cache?.startsWith("/")) return `${trimSlash(cache)}/${CACHE_FOLDER}`;
+  const home = environment.HOME;
+  if (home?.startsWith("/")) return `${trimSlash(home)}/.cache/${CACHE_FOLDER}`;
+  return null;
+}
+
+function trimSlash(path: string): string {
+  return path.length > 1 && path.endsWith("/") ? path.replace(/\/+$/, "") || "/" : path;
+}
+
+/**
+ * The name of the cache file of the working directory whose real path is
+ * `root`.
+ *
+ * @example
+ * ```ts
+ * import { cacheFileName } from "./cache_directory.ts";
+ *
+ * console.log(cacheFileName("/srv/repo")); // "index-" and 32 hex digits, then ".bin"
+ * ```
+ */
+export function cacheFileName(root: string): string {
+  return `index-${createHash("sha256").update(root).digest("hex").slice(0, 32)}.bin`;
+}
+
+/**
+ * Why `stats` (of a cache directory, or of a cache file) does not make it
+ * private to the user `uid`, or `null` when it does.
+ *
+ * @example
+ * ```ts
+ * import { privacyProblem } from "./cache_directory.ts";
+ *
+ * const stats = {
+ *   isDirectory: () => true,
+ *   isFile: () => false,
+ *   isSymbolicLink: () => false,
+ *   uid: 1000,
+ *   mode: 0o40755,
+ * };
+ * console.log(privacyProblem(stats, "directory", 1000)); // "others may read or write it (mode 755)"
+ * ```
+ */
+export function privacyProblem(
+  stats: OwnedStats,
+  kind: "directory" | "file",
+  uid: number,
+): string | null {
+  if (stats.isSymbolicLink()) return "it is a symbolic link";
+  if (kind === "directory" ? !stats.isDirectory() : !stats.isFile()) return `it is not a ${kind}`;
+  if (stats.uid !== uid) return `it belongs to user ${stats.uid}, not ${uid}`;
+  if ((stats.mode & 0o077) !== 0) {
+    return `others may read or write it (mode ${(stats.mode & 0o777).toString(8)})`;
+  }
+  return null;
+}
+
+/**
+ * This process's user id, or `null` when it cannot be told without asking
+ * (Deno without `--allow-sys=uid`) or at all (Windows).
+ */
+export function currentUid(): number | null {
+  const state = permissionState({ name: "sys", kind: "uid" });
+  if (state !== null && state !== "granted") return null;
+  try {
+    return process.getuid?.() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Makes the cache directory if it is missing (mode 0700) and checks that it
+ * is private to `uid` and outside the tree at `root` (a real path): a cache
+ * written inside the tree it indexes would be a change to that tree, and
+ * written again after it, without end. Returns why it cannot be used, or
+ * `null` when it can. Under Deno, a directory the runtime does not grant
+ * reading and writing is not used (asking would prompt on a terminal).
+ */
+export async function prepareCacheDirectory(
+  directory: string,
+  uid: number,
+  root: string,
+): Promise<string | null> {
+  for (const name of ["read", "write"] as const) {
+    const state = permissionState({ name, path: directory });
+    if (state !== null && state !== "granted") {
+      return `the runtime does not grant ${name} of ${directory}`;
+    }
+  }
+  const inside = (path: string) =>
+    path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
+  const within = `the cache directory ${directory} is inside the working directory it would index`;
+  // Asked of the path as given before anything is made, and of its real path after.
+  if (inside(directory)) return within;
+  try {
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+    const problem = privacyProblem(await lstat(directory), "directory", uid);
+    if (problem !== null) return `the cache directory ${directory} is not private: ${problem}`;
+    return inside(await realpath(directory)) ? within : null;
+  } catch (error) {
+    return `the cache directory ${directory} cannot be used: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * The bytes of a cache file, `null` when there is none, or why it is
+ * refused (a link, not a regular file, not private to `uid`, replaced while
+ * opened, unreadable). The file is checked by `lstat`, then through its
+ * descriptor, so what is read is what was checked.
+ */
+export async function readCacheFile(
+  directory: string,
+  name: string,
+  uid: number,
+): Promise<Uint8Array | string | null> {
+  const path = `${directory}/${name}`;
+  let handle;
+  let named;
+  try {
+    // Looked at without following a link, then opened and looked at again through the
+    // descriptor: a file put in its place between the two is another inode, and refused.
+    // (Not `O_NOFOLLOW`: not every runtime's `node:fs` passes it on.)
+    named = await lstat(path);
+    const problem = privacyProblem(named, "file", uid);
+    if (problem !== null) return `the cache file ${path} is refused: ${problem}`;
+    handle = await open(path, "r");
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return null;
+    return `the cache file ${path} cannot be read: ${(error as Error).message}`;
+  }
+  try {
+    const stats = await handle.stat();
+    const problem = stats.dev !== named.dev || stats.ino !== named.ino
+      ? "it was replaced while it was opened"
+      : privacyProblem(stats, "file", uid);
+    if (problem !== null) return `the cache file ${path} is refused: ${problem}`;
+    const bytes = new Uint8Array(stats.size);
+    let at = 0;
+    while (at < bytes.length) {
+      const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    return at === bytes.length ? bytes : bytes.subarray(0, at);
+  } catch (error) {
+    return `the cache file ${path} cannot be read: ${(error as Error).message}`;
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
+/**
+ * Writes a cache file atomically: `chunks` into a new temporary file of
+ * mode 0600 in `directory`, then renamed to `name`. The temporary file is
+ * removed when anything fails.
+ */
+export async function writeCacheFile(
+  directory: string,
+  name: string,
+  chunks: readonly Uint8Array[],
+): Promise<void> {
+  const temporary = `${directory}/.${name}.${randomUUID()}.tmp`;
+  // Created exclusively: a name that exists (a link put there included) fails.
+  const handle = await open(temporary, "wx", 0o600);
+  try {
+    try {
+      for (const chunk of chunks) {
+        let at = 0;
+        while (at < chunk.length) {
+          const { bytesWritten } = await handle.write(chunk, at, chunk.length - at);
+          at += bytesWritten;
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, `${directory}/${name}`);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,398 @@
+/**
+ * The search index's cache file: its entries, the stamps of its files and
+ * its segments, written so that a new process can take them up without
+ * reading the tree's content again.
+ *
+ * The layout is a magic, a format version ({@link CACHE_FORMAT_VERSION}), a
+ * JSON header of counts and the root it was made for, then the tables as
+ * raw little-endian typed arrays, each at an offset that is a multiple of 8
+ * (so loading makes views on the bytes read, not copies), and last a
+ * SHA-256 of everything before it. A file that is not exactly this (cut
+ * short, a byte changed, another version, another root, tables that do not
+ * fit together) is refused as a whole; what it says of the tree is proved
+ * again by the index before it answers from it (see `search_index.ts`).
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { walkOrder } from "../search/walk.ts";
+import { GRAM_KEYS, MAX_SEGMENT_FILES } from "./segment.ts";
+import type { Segment } from "./segment.ts";
+import { STAMP_FIELDS } from "./stamps.ts";
+
+/** The version of the layout; a cache of any other version is refused (and the index built). */
+export const CACHE_FORMAT_VERSION = 1;
+
+/** The first bytes of a cache file. */
+const MAGIC = new TextEncoder().encode("owt-idx\n");
+/** Bytes of the checksum at the end. */
+const CHECKSUM_BYTES = 32;
+/** Bytes hashed between two turns given to the event loop. */
+const HASH_SLICE = 16 * 1024 * 1024;
+/** Most bytes of a header: far more than any real one. */
+const MAX_HEADER = 1024 * 1024;
+
+/** A file's place in no segment: a candidate of every search. */
+export const IN_NO_SEGMENT = -1;
+/** A file whose content is not indexed yet: read again on load. */
+export const NOT_INDEXED = -2;
+
+/** A segment of a cached index, and the file number of each of its local ids (-1: dead). */
+export interface CachedSegment {
+  /** The posting lists. */
+  readonly segment: Segment;
+  /** Per local id, the number of its file (its rank among the files, in walk order), or -1. */
+  readonly ids: Int32Array;
+}
+
+/** What a cache file holds: an index of the tree at `root`, as it was when written. */
+export interface CachedIndex {
+  /** The real path of the working directory it indexes. */
+  readonly root: string;
+  /** Every entry but the working directory, in walk order. */
+  readonly entries: readonly string[];
+  /** Per entry, 1 for a file, 0 for a directory; files are numbered in this order. */
+  readonly kinds: Uint8Array;
+  /** Per file, its segment, {@link IN_NO_SEGMENT} or {@link NOT_INDEXED}. */
+  readonly fileSegments: Int32Array;
+  /** Per file in a segment, its local id there (0 otherwise). */
+  readonly fileLocals: Int32Array;
+  /** Per file in a segment, the bytes indexed (0 otherwise). */
+  readonly fileBytes: Int32Array;
+  /** Per file, its stamp as its content was read (`STAMP_FIELDS` numbers, NaN: unknown). */
+  readonly stamps: Float64Array;
+  /** The segments. */
+  readonly segments: readonly CachedSegment[];
+}
+
+interface Header {
+  readonly root: string;
+  readonly stampFields: number;
+  readonly entries: number;
+  readonly files: number;
+  readonly names: number;
+  /** Per segment: files, keys, postings. */
+  readonly segments: readonly (readonly [number, number, number])[];
+}
+
+function padding(length: number): number {
+  return (8 - (length % 8)) % 8;
+}
+
+function bytesOf(array: ArrayBufferView): Uint8Array {
+  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+}
+
+/** Lets the event loop run between slices of long work. */
+function turn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** SHA-256 of `chunks`, a slice at a time, the event loop running between slices. */
+async function checksum(chunks: readonly Uint8Array[]): Promise<Uint8Array> {
+  const hash = createHash("sha256");
+  let since = 0;
+  for (const chunk of chunks) {
+    for (let at = 0; at < chunk.length; at += HASH_SLICE) {
+      const piece = chunk.subarray(at, at + HASH_SLICE);
+      hash.update(piece);
+      since += piece.length;
+      if (since >= HASH_SLICE) {
+        since = 0;
+        await turn();
+      }
+    }
+  }
+  return new Uint8Array(hash.digest());
+}
+
+/**
+ * The bytes of a cache file for `index`, as chunks to write one after the
+ * other (the segments' tables are not copied: they must not change until
+ * written). The checksum is computed a slice at a time, so a large index
+ * does not hold up the event loop.
+ *
+ * @example
+ * ```ts
+ * import { decodeCache, encodeCache } from "./cache_format.ts";
+ *
+ * const chunks = await encodeCache({
+ *   root: "/srv/repo",
+ *   entries: ["a.txt"],
+ *   kinds: Uint8Array.of(1),
+ *   fileSegments: Int32Array.of(-2),
+ *   fileLocals: new Int32Array(1),
+ *   fileBytes: new Int32Array(1),
+ *   stamps: new Float64Array(5).fill(NaN),
+ *   segments: [],
+ * });
+ * const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+ * chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
+ * const loaded = await decodeCache(bytes, "/srv/repo");
+ * console.log(typeof loaded === "string" ? loaded : loaded.entries); // ["a.txt"]
+ * ```
+ */
+export async function encodeCache(index: CachedIndex): Promise<Uint8Array[]> {
+  const names = new TextEncoder().encode(index.entries.join("\0"));
+  const header: Header = {
+    root: index.root,
+    stampFields: STAMP_FIELDS,
+    entries: index.entries.length,
+    files: index.fileSegments.length,
+    names: names.length,
+    segments: index.segments.map(({ segment }) => [
+      segment.files,
+      segment.keys.length,
+      segment.postings.length,
+    ]),
+  };
+  const headerBytes = new TextEncoder().encode(JSON.stringify(header));
+  const lead = new Uint8Array(MAGIC.length + 8);
+  lead.set(MAGIC);
+  const view = new DataView(lead.buffer);
+  view.setUint32(MAGIC.length, CACHE_FORMAT_VERSION, true);
+  view.setUint32(MAGIC.length + 4, headerBytes.length, true);
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const push = (chunk: Uint8Array) => {
+    chunks.push(chunk);
+    length += chunk.length;
+    const pad = padding(length);
+    if (pad > 0) {
+      chunks.push(new Uint8Array(pad));
+      length += pad;
+    }
+  };
+  chunks.push(lead);
+  length = lead.length;
+  push(headerBytes);
+  push(names);
+  push(index.kinds);
+  push(bytesOf(index.fileSegments));
+  push(bytesOf(index.fileLocals));
+  push(bytesOf(index.fileBytes));
+  push(bytesOf(index.stamps));
+  for (const { segment, ids } of index.segments) {
+    push(bytesOf(segment.keys));
+    push(bytesOf(segment.offsets));
+    push(bytesOf(segment.postings));
+    push(bytesOf(ids));
+  }
+  chunks.push(await checksum(chunks));
+  return chunks;
+}
+
+/** Whether a value is a whole number from 0 up to `most`. */
+function count(value: unknown, most = Number.MAX_SAFE_INTEGER): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= most;
+}
+
+function parseHeader(text: string): Header | null {
+  let header: unknown;
+  try {
+    header = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof header !== "object" || header === null) return null;
+  const { root, stampFields, entries, files, names, segments } = header as Record<string, unknown>;
+  if (typeof root !== "string" || stampFields !== STAMP_FIELDS) return null;
+  if (!count(entries) || !count(files) || !count(names) || !Array.isArray(segments)) return null;
+  for (const segment of segments) {
+    if (!Array.isArray(segment) || segment.length !== 3) return null;
+    if (!count(segment[0], MAX_SEGMENT_FILES) || !count(segment[1]) || !count(segment[2])) {
+      return null;
+    }
+  }
+  return header as Header;
+}
+
+/** Whether a display path is made of plain names (no empty name, `.` or `..`). */
+function plainDisplay(display: string): boolean {
+  if (display === "" || display.includes("\0")) return false;
+  for (const name of display.split("/")) {
+    if (name === "" || name === "." || name === "..") return false;
+  }
+  return true;
+}
+
+/**
+ * The index a cache file holds, or why it is refused: not this format or
+ * version, cut short or longer, a checksum that does not match, made for
+ * another root than `root`, or tables that do not fit together (entries out
+ * of walk order or below no directory, a path that is not plain names,
+ * segments that are not well formed, files and segments that do not name
+ * each other). The tables are views on `bytes`, which must not change.
+ *
+ * The checksum proves the file is whole, not who wrote it: content of a
+ * file whose stamp is unchanged is trusted, so the directory the cache
+ * lives in must be private (see `cache_directory.ts`).
+ */
+export async function decodeCache(bytes: Uint8Array, root: string): Promise<CachedIndex | string> {
+  if (bytes.byteOffset % 8 !== 0) bytes = bytes.slice();
+  const lead = MAGIC.length + 8;
+  if (bytes.length < lead + CHECKSUM_BYTES) return "the cache file is cut short";
+  if (!MAGIC.every((byte, i) => bytes[i] === byte)) return "the cache file is not an index cache";
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint32(MAGIC.length, true);
+  if (version !== CACHE_FORMAT_VERSION) {
+    return `the cache file is of format version ${version}, not ${CACHE_FORMAT_VERSION}`;
+  }
+  const body = bytes.subarray(0, bytes.length - CHECKSUM_BYTES);
+  // Hashed off this thread (Web Crypto) while the tables are read; nothing is returned before
+  // the sum is known to match.
+  const summing = crypto.subtle.digest("SHA-256", body as Uint8Array<ArrayBuffer>);
+  const decoded = decodeBody(body, root);
+  const sum = new Uint8Array(await summing);
+  const stored = bytes.subarray(bytes.length - CHECKSUM_BYTES);
+  if (!sum.every((byte, i) => stored[i] === byte)) {
+    return "the cache file's checksum does not match its content";
+  }
+  return decoded;
+}
+
+/** The index of a cache file's bytes but the checksum, or why they are refused. */
+function decodeBody(body: Uint8Array, root: string): CachedIndex | string {
+  const lead = MAGIC.length + 8;
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  const headerLength = view.getUint32(MAGIC.length + 4, true);
+  if (headerLength > MAX_HEADER || lead + headerLength > body.length) {
+    return "the cache file's header is cut short";
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(
+      body.subarray(lead, lead + headerLength),
+    );
+  } catch {
+    return "the cache file's header is not text";
+  }
+  const header = parseHeader(text);
+  if (header === null) return "the cache file's header is not well formed";
+  if (header.root !== root) return `the cache file is of another tree (${header.root})`;
+  let at = lead + headerLength;
+  at += padding(at);
+  let short = false;
+  const take = <T>(elements: number, size: number, make: (offset: number) => T): T | null => {
+    const length = elements * size;
+    if (short || at + length > body.length) {
+      short = true;
+      return null;
+    }
+    const made = make(at);
+    at += length;
+    at += padding(at);
+    return made;
+  };
+  const { buffer, byteOffset } = body;
+  const names = take(header.names, 1, (offset) => body.subarray(offset, offset + header.names));
+  const kinds = take(header.entries, 1, (offset) => body.subarray(offset, offset + header.entries));
+  const int32 = (length: number) =>
+    take(length, 4, (offset) => new Int32Array(buffer, byteOffset + offset, length));
+  const fileSegments = int32(header.files);
+  const fileLocals = int32(header.files);
+  const fileBytes = int32(header.files);
+  const stamps = take(
+    header.files * STAMP_FIELDS,
+    8,
+    (offset) => new Float64Array(buffer, byteOffset + offset, header.files * STAMP_FIELDS),
+  );
+  const segments: CachedSegment[] = [];
+  for (const [files, keyCount, postingCount] of header.segments) {
+    const keys = take(keyCount, 4, (o) => new Uint32Array(buffer, byteOffset + o, keyCount));
+    const offsets = take(
+      keyCount + 1,
+      4,
+      (o) => new Uint32Array(buffer, byteOffset + o, keyCount + 1),
+    );
+    const postings = take(
+      postingCount,
+      2,
+      (o) => new Uint16Array(buffer, byteOffset + o, postingCount),
+    );
+    const ids = int32(files);
+    if (keys === null || offsets === null || postings === null || ids === null) break;
+    segments.push({ segment: { files, keys, offsets, postings }, ids });
+  }
+  if (
+    short || at !== body.length || names === null || kinds === null || fileSegments === null ||
+    fileLocals === null || fileBytes === null || stamps === null
+  ) return "the cache file's tables do not fill it exactly";
+  let entries: string[];
+  try {
+    const joined = new TextDecoder("utf-8", { fatal: true }).decode(names);
+    entries = header.entries === 0 ? [] : joined.split("\0");
+  } catch {
+    return "the cache file's paths are not text";
+  }
+  const problem = entriesProblem(entries, kinds, header.entries, header.files) ??
+    segmentsProblem(segments, fileSegments, fileLocals, fileBytes);
+  if (problem !== null) return `the cache file's ${problem}`;
+  return { root, entries, kinds, fileSegments, fileLocals, fileBytes, stamps, segments };
+}
+
+/** What is wrong with a cache's entries, or `null`. */
+function entriesProblem(
+  entries: readonly string[],
+  kinds: Uint8Array,
+  entryCount: number,
+  fileCount: number,
+): string | null {
+  if (entries.length !== entryCount) return "paths are not as many as its entries";
+  const directories = new Set<string>(["."]);
+  let files = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const display = entries[i];
+    if (!plainDisplay(display)) return `path ${JSON.stringify(display)} is not plain names`;
+    if (i > 0 && walkOrder(entries[i - 1], display) >= 0) return "entries are not in walk order";
+    const slash = display.lastIndexOf("/");
+    if (!directories.has(slash === -1 ? "." : display.slice(0, slash))) {
+      return `entry ${JSON.stringify(display)} is below no directory of the index`;
+    }
+    if (kinds[i] === 1) files++;
+    else if (kinds[i] === 0) directories.add(display);
+    else return "entry kinds are not well formed";
+  }
+  return files === fileCount ? null : "files are not as many as its file entries";
+}
+
+/** What is wrong with a cache's segments and the files' places in them, or `null`. */
+function segmentsProblem(
+  segments: readonly CachedSegment[],
+  fileSegments: Int32Array,
+  fileLocals: Int32Array,
+  fileBytes: Int32Array,
+): string | null {
+  const files = fileSegments.length;
+  for (let s = 0; s < segments.length; s++) {
+    const { segment, ids } = segments[s];
+    const { keys, offsets, postings } = segment;
+    if (offsets[0] !== 0 || offsets[keys.length] !== postings.length) {
+      return "segment offsets are not well formed";
+    }
+    for (let k = 0; k < keys.length; k++) {
+      if (keys[k] >= GRAM_KEYS || (k > 0 && keys[k] <= keys[k - 1])) {
+        return "segment keys are not well formed";
+      }
+      if (offsets[k + 1] < offsets[k]) return "segment offsets are not well formed";
+    }
+    for (let local = 0; local < ids.length; local++) {
+      const id = ids[local];
+      if (id === -1) continue;
+      if (id < 0 || id >= files || fileSegments[id] !== s || fileLocals[id] !== local) {
+        return "segments and files do not name each other";
+      }
+    }
+  }
+  for (let id = 0; id < files; id++) {
+    const s = fileSegments[id];
+    if (s >= 0) {
+      const slot = segments[s];
+      if (slot === undefined || slot.ids[fileLocals[id]] !== id) {
+        return "segments and files do not name each other";
+      }
+      if (fileBytes[id] < 0) return "file sizes are not well formed";
+    } else if (s !== IN_NO_SEGMENT && s !== NOT_INDEXED) return "file places are not well formed";
+  }
+  return null;
+}
