@@ -4,7 +4,9 @@
  */
 import process from "node:process";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { underDeno } from "./helpers.ts";
 
@@ -41,6 +43,20 @@ export function cliCommand(): { command: string; args: string[] } {
 }
 
 // The host's environment: the child runtime needs its package cache and certificate settings.
-export const ENV: Record<string, string> = Object.fromEntries(
-  Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
-);
+export const ENV: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] =>
+      entry[1] !== undefined
+    ),
+  ),
+  // The servers keep a search index by default, and its cache between processes: in a directory
+  // of the test run's own, not the user's, removed when the run ends.
+  XDG_CACHE_HOME: testCache(),
+};
+
+/** A new directory for the caches of the servers the tests start, removed at exit. */
+function testCache(): string {
+  const directory = mkdtempSync(join(tmpdir(), "openwork-test-cache-"));
+  process.once("exit", () => rmSync(directory, { recursive: true, force: true }));
+  return directory;
+}
