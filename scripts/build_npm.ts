@@ -150,6 +150,7 @@ const DENO_ONLY = [
   "tests/fixtures/race_agent.ts",
   "tests/fixtures/route_agent.ts",
   "tests/fixtures/terminal_agent.ts",
+  "tests/fixtures/tty_agent.ts",
 ];
 /** What `#default-backends` is in the npm package (deno.json maps it to the Deno defaults). */
 const imports = { "#default-backends": "./src/backends/defaults/node.js" };

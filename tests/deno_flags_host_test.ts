@@ -458,6 +458,36 @@ test(
 );
 
 test(
+  "沙箱 (Deno host on a terminal, under the flags of denoPermissionFlags with sandbox): no command can push input into the host's terminal (TIOCSTI), sandboxed or not",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: dir.path,
+        sandbox: true,
+        cacheDirectory: null,
+      });
+      const outcomes = lastLine<Record<string, string>>(
+        await runDeno(["run", "--quiet", ...flags, fixture("tty_agent.ts"), dir.path], {
+          terminal: true,
+        }),
+      );
+      // Every call starts in a session of its own: no controlling terminal to open, and standard
+      // input is not a terminal.
+      assert.deepEqual(outcomes, {
+        host: "terminal",
+        sandbox: "ENXIO ENOTTY",
+        namespace: "ENXIO ENOTTY",
+        sweep: "ENXIO ENOTTY",
+      });
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
   "denoPermissionFlags in a Deno host with few permissions, on a terminal: it asks for nothing, and leaves out what it cannot tell",
   { skip },
   async () => {

@@ -38,6 +38,8 @@ const ARCHITECTURES: Readonly<Record<string, Architecture>> = {
 const IO_URING = [425, 426, 427] as const;
 /** `AF_UNIX`. */
 const AF_UNIX = 1;
+/** `AF_VSOCK`: the host's and the hypervisor's services in a virtual machine; no network namespace separates them. */
+const AF_VSOCK = 40;
 /** Socket types (the low bits of `type`; `SOCK_NONBLOCK` and `SOCK_CLOEXEC` are flags above them). */
 const SOCK_TYPE_MASK = 0xf;
 const SOCK_STREAM = 1;
@@ -73,7 +75,7 @@ export function filterSupports(arch: string): boolean {
  * architectures are little-endian). It
  * - kills a process that makes a system call of another ABI (a 32-bit
  *   program on x86-64, the x32 ABI): those have other numbers, and `socketcall`;
- * - fails `socket(AF_UNIX, …)` with `EACCES`, and `socketpair` of datagram
+ * - fails `socket(AF_UNIX, …)` and `socket(AF_VSOCK, …)` with `EACCES`, and `socketpair` of datagram
  *   sockets (which can be connected again, or sent to, at any path);
  * - fails the io_uring calls with `ENOSYS` (io_uring can make sockets
  *   without the `socket` system call);
@@ -103,7 +105,8 @@ export function unixSocketFilter(arch: string): Uint8Array {
     "socket",
     [JEQ_K, target.socket, undefined, "allow"],
     [LD_W_ABS, ARG0_LOW],
-    [JEQ_K, AF_UNIX, "deny", "allow"],
+    [JEQ_K, AF_UNIX, "deny"],
+    [JEQ_K, AF_VSOCK, "deny", "allow"],
     "deny",
     [RET_K, RET_ERRNO | EACCES],
     "nosys",
