@@ -15,15 +15,43 @@
 //
 // Prints the number of results and, as "call N", the milliseconds after start-up.
 //
-// Usage: floor_search.mjs ROOT grep LITERAL | glob SUFFIX
-import { closeSync, constants, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+// With "verified" last, not the floor but a reference for what the tools' path boundary costs
+// (README, Races), in its least form: each directory is opened by its path without following a
+// final link, asked where it is through a route to the process's descriptors (/proc/self/fd, or,
+// under Deno's narrow flags, which refuse that path, the link to it the Deno backend keeps,
+// /tmp/openwork-tools-fd-<uid>), and listed through its descriptor; each file grep reads is
+// opened and asked the same way; the link is compared with itself before the walk once every
+// answer through it is in. Anything else it finds is passed over.
+//
+// Usage: floor_search.mjs ROOT grep LITERAL [verified] | ROOT glob SUFFIX [verified]
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+} from "node:fs";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 
 // Deno's Buffer.indexOf runs in JavaScript: there the floor searches a latin1 string,
 // as src/search/bytes.ts does.
 const nativeBufferSearch = !("Deno" in globalThis);
 
-function filesWith(paths, literal) {
+const FILE_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** Opens `path` for `flags`: with a `route`, only when the kernel says it is there. */
+function openThere(path, flags, route) {
+  const fd = openSync(path, flags);
+  if (route === null || readlinkSync(`${route}/${fd}`) === path) return fd;
+  closeSync(fd);
+  throw new Error(`${path} moved`);
+}
+
+function filesWith(paths, literal, route) {
   const buffer = Buffer.alloc(1 << 16);
   const text = literal.toString("latin1");
   const holds = nativeBufferSearch
@@ -33,7 +61,9 @@ function filesWith(paths, literal) {
   for (const path of paths) {
     let fd;
     try {
-      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      fd = route === null
+        ? openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+        : openThere(path, FILE_FLAGS, route);
     } catch {
       continue;
     }
@@ -49,13 +79,15 @@ function filesWith(paths, literal) {
 }
 
 if (isMainThread) {
-  const [root, tool, needle] = process.argv.slice(2);
+  const [root, tool, needle, verified] = process.argv.slice(2);
   const started = performance.now();
+  const route = verified === "verified" ? descriptorRoute() : null;
+  const pin = route?.startsWith("/proc/") === false ? linkPin(route) : null;
   const files = [];
   // Under Deno its own listing: node:fs wraps the same listing in Dirents, and walking the Linux
   // tree with it takes about 1.7 times as long (measured under the narrow flags: 50 ms against
   // 90 ms for arch/, fs/ and net/). Deno's open and read are as fast as node:fs's there.
-  const list = nativeBufferSearch
+  const listing = nativeBufferSearch
     ? (dir) => readdirSync(dir, { withFileTypes: true })
     : (dir) =>
       Array.from(Deno.readDirSync(dir), (entry) => ({
@@ -63,6 +95,19 @@ if (isMainThread) {
         isDirectory: () => entry.isDirectory,
         isFile: () => entry.isFile,
       }));
+  const list = route === null ? listing : (dir) => {
+    let fd;
+    try {
+      fd = openThere(dir, DIRECTORY_FLAGS, route);
+    } catch {
+      return [];
+    }
+    try {
+      return listing(`${route}/${fd}`);
+    } finally {
+      closeSync(fd);
+    }
+  };
   const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   const visit = (dir, inRepository) => {
     const entries = list(dir).sort(byName);
@@ -72,7 +117,14 @@ if (isMainThread) {
       if (entry.isDirectory()) {
         if (entry.name !== ".git") visit(path, repository);
       } else if (entry.isFile()) {
-        if (repository && entry.name === ".gitignore") readFileSync(path, "utf8");
+        if (repository && entry.name === ".gitignore") {
+          if (route === null) readFileSync(path, "utf8");
+          else {
+            const fd = openThere(path, FILE_FLAGS, route);
+            readFileSync(fd, "utf8");
+            closeSync(fd);
+          }
+        }
         files.push(path);
       }
     }
@@ -84,14 +136,38 @@ if (isMainThread) {
     const halves = [0, 1].map((half) => files.filter((_, i) => i % 2 === half));
     const counts = await Promise.all(halves.map((paths) =>
       new Promise((resolve, reject) => {
-        const worker = new Worker(new URL(import.meta.url), { workerData: { paths, needle } });
+        const worker = new Worker(new URL(import.meta.url), {
+          workerData: { paths, needle, route },
+        });
         worker.once("message", resolve);
         worker.once("error", reject);
       })
     ));
     found = counts[0] + counts[1];
   }
+  // Every answer through the link came in while it was the one pinned before the walk.
+  if (pin !== null && !samePin(pin, linkPin(route))) throw new Error(`${route} changed`);
   console.log(`${found} call ${(performance.now() - started).toFixed(1)}`);
 } else {
-  parentPort.postMessage(filesWith(workerData.paths, workerData.needle));
+  parentPort.postMessage(filesWith(workerData.paths, workerData.needle, workerData.route));
+}
+
+/** /proc/self/fd where the runtime may read it, else the Deno backend's link to it. */
+function descriptorRoute() {
+  if (!("Deno" in globalThis)) return "/proc/self/fd";
+  const state = Deno.permissions.querySync({ name: "read", path: "/proc/self/fd" }).state;
+  return state === "granted" ? "/proc/self/fd" : `/tmp/openwork-tools-fd-${Deno.uid()}`;
+}
+
+/** The link's identity, once it is known to be a link to /proc/self/fd. */
+function linkPin(link) {
+  const info = lstatSync(link);
+  if (!info.isSymbolicLink() || info.uid !== Deno.uid() || readlinkSync(link) !== "/proc/self/fd") {
+    throw new Error(`${link} is not this user's link to /proc/self/fd`);
+  }
+  return { dev: info.dev, ino: info.ino, ctimeMs: info.ctimeMs };
+}
+
+function samePin(a, b) {
+  return a.dev === b.dev && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
 }

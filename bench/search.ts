@@ -9,7 +9,10 @@
  * user's configuration); the floors (bench/floor_search.mjs) on Node and on
  * Deno under those same flags (plus reading the floor's own module, which its
  * workers run). Each Deno row is also given as a ratio to the Deno floor's
- * call and to the same row's call on Node.
+ * call and to the same row's call on Node. A last row runs the Deno floor
+ * with the least the tools' path boundary adds (`verified`: each directory,
+ * and each file grep reads, opened, asked where it is, and read through its
+ * descriptor): its ratio to the floor is what the boundary costs there.
  *
  * Corpora: the Linux kernel source tree from Debian's linux-source-6.1
  * (installed and unpacked to a temporary folder when --kernel is not given),
@@ -49,8 +52,12 @@ interface Runner {
   readonly command: (root: string) => Promise<string>;
   /** The process runs the search twice: its whole-process time is not comparable. */
   readonly repeat?: boolean;
-  /** Ours (the project's grep or glob) or a floor, and on which host. */
-  readonly kind?: { readonly of: "ours" | "floor"; readonly host: Host };
+  /**
+   * Ours (the project's grep or glob) or a floor, and on which host;
+   * `verified`: the floor that also does the path boundary's least (see
+   * bench/floor_search.mjs), a reference row, not the floor.
+   */
+  readonly kind?: { readonly of: "ours" | "floor"; readonly host: Host; readonly verified?: true };
 }
 
 /**
@@ -85,16 +92,16 @@ const ours = (host: Host, tail: string, repeat = false): Runner => ({
   kind: { of: "ours", host },
 });
 
-const floor = (host: Host, tail: string): Runner => ({
-  name: `${host} floor (bench/floor_search.mjs)`,
+const floor = (host: Host, tail: string, verified = false): Runner => ({
+  name: `${host} floor${verified ? ", verified" : ""} (bench/floor_search.mjs)`,
   // The floor's workers run its own module: the narrow flags grant reading it besides.
   command: async (root) =>
     host === "node"
-      ? `node ${repo}bench/floor_search.mjs "$PWD" ${tail}`
+      ? `node ${repo}bench/floor_search.mjs "$PWD" ${tail}${verified ? " verified" : ""}`
       : `deno run --quiet ${await denoFlags(host, root, [
         `${repo}bench/floor_search.mjs`,
-      ])} ${repo}bench/floor_search.mjs "$PWD" ${tail}`,
-  kind: { of: "floor", host },
+      ])} ${repo}bench/floor_search.mjs "$PWD" ${tail}${verified ? " verified" : ""}`,
+  kind: verified ? { of: "floor", host, verified } : { of: "floor", host },
 });
 
 const plain = (name: string, command: string): Runner => ({
@@ -109,6 +116,7 @@ function rows(tail: string, floorTail: string): Runner[] {
     ...hosts.flatMap((host) => [ours(host, tail), ours(host, tail, true)]),
     floor("node", floorTail),
     floor("deno narrow", floorTail),
+    floor("deno narrow", floorTail, true),
   ];
 }
 
@@ -212,7 +220,9 @@ async function runCorpus(label: string, root: string): Promise<void> {
       return calls.length === 0 ? null : median(calls);
     };
     const find = (of: "ours" | "floor", host: Host, repeat: boolean) =>
-      c.others.find((r) => r.kind?.of === of && r.kind.host === host && !!r.repeat === repeat);
+      c.others.find((r) =>
+        r.kind?.of === of && r.kind.host === host && !!r.repeat === repeat && !r.kind.verified
+      );
     const denoFloor = callOf(find("floor", "deno narrow", false));
     const ratio = (a: number | null, b: number | null) =>
       a === null || b === null ? "" : `${(a / b).toFixed(2)}x`;
@@ -224,7 +234,7 @@ async function runCorpus(label: string, root: string): Promise<void> {
       const kind = runner.kind;
       const deno = kind !== undefined && kind.host !== "node";
       // A Deno row against the same row on Node: ours, first call or again, or the floor.
-      const node = deno ? callOf(find(kind.of, "node", !!runner.repeat)) : null;
+      const node = deno && !kind.verified ? callOf(find(kind.of, "node", !!runner.repeat)) : null;
       console.log(
         `| ${c.name} | ${runner.name} | ${runner.repeat ? "—" : seconds.toFixed(3)} | ${
           runner.repeat ? "—" : `${(seconds / reference).toFixed(2)}x`

@@ -26,6 +26,9 @@ import { Buffer } from "node:buffer";
 import { readdirSync } from "node:fs";
 import { backendFixtures, type Layout, underDeno, workspace } from "./helpers.ts";
 import { defaultDescriptorLink } from "../src/backends/descriptor_link.ts";
+import picomatch from "picomatch";
+import { parseRegex, requiredEnding } from "../src/search/glob_regex.ts";
+import { globFilter, globMatcher } from "../src/search/glob_filter.ts";
 
 const fixtures = await backendFixtures();
 
@@ -1048,4 +1051,103 @@ test("grep: a file scanned on the host's thread lets the event loop turn between
     signal: call.signal,
   });
   assert.equal(result.error?.code, "cancelled", result.output.slice(0, 200));
+});
+
+test("glob: a path without the ending every match of the pattern has is turned down, as picomatch turns it down", () => {
+  const ending = (pattern: string, options: { dot: true; basename?: boolean }) =>
+    requiredEnding(parseRegex(picomatch.makeRe(pattern, options).source));
+  // The literal a match ends with, where the expression tells it (after picomatch's optional `/`).
+  assert.equal(ending("**/*.c", { dot: true }), ".c");
+  assert.equal(ending("*.md", { dot: true }), ".md");
+  assert.equal(ending("**/Kconfig", { dot: true }), "Kconfig");
+  assert.equal(ending("{a,b}.c", { dot: true }), ".c");
+  assert.equal(ending("?(a).js", { dot: true }), ".js");
+  assert.equal(ending("*/", { dot: true }), "/");
+  assert.equal(ending("src/**", { dot: true }), "");
+  assert.equal(ending("**/*.{ts,tsx}", { dot: true }), "");
+  assert.equal(ending("*.[ch]", { dot: true }), "");
+  // An expression whose end is not anchored requires no ending.
+  assert.equal(requiredEnding(parseRegex("a\\.c")), "");
+  assert.equal(requiredEnding(parseRegex("^a\\.c$")), "a.c");
+  const patterns = [
+    "**/*.c",
+    "*.md",
+    "**/Kconfig",
+    "{a,b}.c",
+    "?(a).js",
+    "*/",
+    "**/",
+    "foo/",
+    "a/b",
+    "src/**",
+    "**/*.{ts,tsx}",
+    "*.[ch]",
+    "!(*.d).ts",
+    "+(a|b).ts",
+    "**/.*",
+    "*.😀",
+    "\\*.md",
+    "a\\47*",
+  ];
+  const paths = [
+    "a.c",
+    "x/a.c",
+    "x/a.c/",
+    ".c",
+    "a.h",
+    "x/a.cc",
+    "a.md",
+    "a.md/",
+    "README.md",
+    "Kconfig",
+    "arch/Kconfig",
+    "arch/Kconfig.debug",
+    "b.c",
+    "c.c",
+    "a.js",
+    ".js",
+    "x.js",
+    "dir/",
+    "dir",
+    "foo/",
+    "foo",
+    "a/b",
+    "a/b/",
+    "src/x",
+    "src",
+    "x.ts",
+    "x.tsx",
+    "x.d.ts",
+    "a.ts",
+    "ab.ts",
+    "x/.hidden",
+    "a.😀",
+    "*.md",
+    "a'x",
+    "",
+  ];
+  for (const pattern of patterns) {
+    for (const options of [{ dot: true as const }, { dot: true as const, basename: true }]) {
+      const regex = picomatch.makeRe(pattern, options);
+      const required = requiredEnding(parseRegex(regex.source));
+      for (const path of paths) {
+        if (regex.test(path) && !path.endsWith("/")) {
+          assert.ok(path.endsWith(required), `${pattern} matches ${JSON.stringify(path)}`);
+        }
+      }
+    }
+    // The tools' matchers, which test the ending first, answer as picomatch does.
+    const reference = picomatch(pattern, { dot: true, strictBrackets: true });
+    const matcher = globMatcher(pattern);
+    // grep's glob: ripgrep's `-g` convention, a leading `!` excluding.
+    const negated = pattern.startsWith("!");
+    const kept = negated ? pattern.slice(1) : pattern;
+    const included = picomatch(kept, { dot: true, basename: !kept.includes("/") });
+    const filter = globFilter(pattern);
+    for (const path of paths) {
+      assert.equal(matcher(path), reference(path), `glob ${pattern} on ${JSON.stringify(path)}`);
+      const expected = (path !== "" && included(path)) !== negated;
+      assert.equal(filter(path), expected, `grep's glob ${pattern} on ${JSON.stringify(path)}`);
+    }
+  }
 });

@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs/promises";
-import { closeSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readlinkSync, readSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import {
@@ -23,7 +23,11 @@ import {
 import { kindOf } from "../src/backends/real_filesystem.ts";
 import type { ScanRequest } from "../src/search/scan.ts";
 import { Routes } from "../src/backends/descriptor_route.ts";
-import { answersAt, type DescriptorRoute } from "../src/backends/descriptors.ts";
+import {
+  answersAt,
+  type DescriptorRoute,
+  OPEN_RESOLVES_ITSELF,
+} from "../src/backends/descriptors.ts";
 import { sh, tempDir } from "./helpers.ts";
 import { UnitSteps } from "../src/backends/workers/unit.ts";
 
@@ -378,6 +382,47 @@ test("路径安全 (search workers): a walk on the calling thread that stops for
     assert.equal(listings >= 2, true);
     assert.deepEqual(sent.filter((path) => path.includes("OUTSIDE")), []);
     assert.match(failures.join("\n"), /was replaced or moved/);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test("路径安全 (search workers): each directory a walk lists is listed through its own verified descriptor, closed once listed where the runtime's open resolves paths itself", async () => {
+  const dir = await layout(0);
+  try {
+    const names = ["a", "b", "c"];
+    for (const name of names) {
+      await fs.mkdir(join(dir.root, name));
+      await fs.writeFile(join(dir.root, name, "x"), "x\n");
+    }
+    const directories = new VerifiedDirectories(new Routes([dir.link]));
+    const listed: { path: string; real: string }[] = [];
+    const io = workerWalkIO((path) => {
+      const previous = listed.at(-1);
+      if (previous !== undefined && OPEN_RESOLVES_ITSELF) {
+        // Deno: nothing is opened inside a directory's descriptor, so it is not kept open.
+        let now: string | null = null;
+        try {
+          now = readlinkSync(previous.path);
+        } catch {
+          // Closed, and its number not taken again.
+        }
+        assert.notEqual(now, previous.real, `${previous.real} is still open`);
+      }
+      listed.push({ path, real: readlinkSync(path) });
+      return readdirSync(path, { withFileTypes: true }).map((entry) => ({
+        name: entry.name,
+        kind: kindOf(entry),
+      }));
+    }, directories);
+    for (const name of names) {
+      assert.deepEqual(io.readDir(join(dir.root, name))?.map((entry) => entry.name), ["x"]);
+    }
+    directories.confirm();
+    directories.release();
+    // Each through the route, and each the directory at its path.
+    assert.deepEqual(listed.map(({ real }) => real), names.map((name) => join(dir.root, name)));
+    for (const { path } of listed) assert.ok(path.startsWith(`${dir.link}/`), path);
   } finally {
     await dir.cleanup();
   }

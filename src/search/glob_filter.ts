@@ -20,6 +20,7 @@ import {
   backtracksBounded,
   parseRegex,
   re2Input,
+  requiredEnding,
   reversedRe2Source,
   UnsupportedRegex,
 } from "./glob_regex.ts";
@@ -74,12 +75,16 @@ function boundedMatcher(
     const linear = RE2JS.compile(reversedRe2Source(tree), RE2JS.LOOKBEHINDS);
     test = (text) => linear.test(re2Input(text));
   }
+  // Most paths lack the ending every match has: they are turned down without the expression.
+  const ending = regex.flags === "" ? requiredEnding(tree) : "";
   // What picomatch's own matcher does around its expression: never the empty path, the
   // pattern itself always, and with `basename` the last segment only.
   const matcher = (path: string) => {
     if (path === "") return false;
     if (path === pattern) return true;
-    return test(options.basename === true ? lastSegment(path) : path);
+    const text = options.basename === true ? lastSegment(path) : path;
+    if (!text.endsWith(ending) && !text.endsWith("/")) return false;
+    return test(text);
   };
   if (made.size >= MADE_LIMIT) made.delete(made.keys().next().value!);
   made.set(key, matcher);

@@ -438,7 +438,8 @@ const KEPT_DIRECTORIES = 64;
  * time. Where the runtime's open resolves a path itself (Deno), a path
  * inside a directory's descriptor is turned back into a plain one before the
  * open, so it gains nothing there: each file is opened by its real path and
- * verified where it was opened, with one call. Without a route, each file is
+ * verified where it was opened, with one call, and a directory walked is
+ * closed once listed (see {@link list}). Without a route, each file is
  * verified where it is opened (best effort). {@link release} closes the
  * directories, at the end of each unit.
  *
@@ -527,6 +528,41 @@ export class VerifiedDirectories {
       closeSync(descriptor);
     }
     return { fd, route };
+  }
+
+  /**
+   * The entries of directory `real`, in any order, listed with `list`
+   * through its verified descriptor (by its path where there is no route);
+   * `null` when something else is there. Where the runtime's open resolves
+   * a path itself, nothing is ever opened inside a directory's descriptor
+   * and a walk lists each directory once: the descriptor is closed as soon
+   * as it is listed, not kept.
+   */
+  list(real: string, list: ListSync): WalkDirEntry[] | null {
+    if (!OPEN_RESOLVES_ITSELF) {
+      const directory = this.directory(real);
+      return directory === null ? null : this.#listThrough(directory, real, list);
+    }
+    const fd = this.#openByPath(real, DIRECTORY_FLAGS);
+    if (fd === -1) return null;
+    try {
+      return this.#listThrough({ fd, route: this.#routes.of(fd) }, real, list);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  #listThrough(
+    directory: { fd: number; route: DescriptorRoute | null },
+    real: string,
+    list: ListSync,
+  ): WalkDirEntry[] {
+    const { fd, route } = directory;
+    if (route === null) return list(real);
+    const entries = list(descriptorPath(route.path, fd));
+    // The names came through the route: they are this directory's only if it did not change.
+    this.used(route);
+    return entries;
   }
 
   /**
@@ -655,14 +691,7 @@ export function workerWalkIO(
   return {
     readDir(real) {
       try {
-        const directory = directories.directory(real);
-        if (directory === null) return null;
-        const { fd, route } = directory;
-        if (route === null) return list(real);
-        const entries = list(descriptorPath(route.path, fd));
-        // The names came through the route: they are this directory's only if it did not change.
-        directories.used(route);
-        return entries;
+        return directories.list(real, list);
       } catch (error) {
         const code = codeOfRuntimeError(error);
         if (isPassedOver(code) || code === "invalid_path") return null;
