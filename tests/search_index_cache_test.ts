@@ -387,6 +387,68 @@ for (const backend of backends) {
   );
 
   test(
+    name(
+      "a cache directory reached through a link into the working directory is refused, and not made",
+    ),
+    async () => {
+      const made = await fixture(backend);
+      try {
+        const link = join(made.cacheDirectory, "..", "into-tree");
+        await sh('ln -s "$1" "$2"', join(made.root, "docs"), link);
+        const { index, check } = await made.session({ cacheDirectory: join(link, "cache") });
+        assert.equal(index.stats().cache.file, null);
+        assert.match(index.stats().cache.note ?? "", /inside the working directory/);
+        await check();
+        await index.close();
+        assert.equal(await fs.lstat(join(made.root, "docs", "cache")).then(() => 1, () => 0), 0);
+      } finally {
+        await made.cleanup();
+      }
+    },
+  );
+
+  test(
+    name("a cache directory below a directory others may write in is refused"),
+    async () => {
+      const made = await fixture(backend);
+      try {
+        const shared = join(made.cacheDirectory, "..", "shared");
+        await fs.mkdir(shared);
+        await fs.chmod(shared, 0o777);
+        const { index, check } = await made.session({ cacheDirectory: join(shared, "cache") });
+        assert.equal(index.stats().cache.file, null);
+        assert.match(index.stats().cache.note ?? "", /others may write in .*shared, above it/);
+        await check();
+        await index.close();
+      } finally {
+        await made.cleanup();
+      }
+    },
+  );
+
+  test(
+    name("a cache file larger than the index's memory limit is refused unread, and built again"),
+    async () => {
+      const made = await fixture(backend);
+      try {
+        await made.written();
+        // Sparse: no disk taken, but a read of it would take 64 MiB.
+        await sh('truncate -s 64M "$1"', made.file);
+        const { index, check } = await made.session({
+          cacheDirectory: made.cacheDirectory,
+          memoryLimit: 32 * 1024 * 1024,
+        });
+        assert.equal(index.stats().cache.loads, 0);
+        assert.match(index.stats().cache.note ?? "", /more than the index's memory limit/);
+        await check();
+        await index.close();
+      } finally {
+        await made.cleanup();
+      }
+    },
+  );
+
+  test(
     name("a cache whose files' stamps cannot be taken is not trusted: every file is read"),
     async () => {
       const made = await fixture(backend);

@@ -329,6 +329,7 @@ export class SearchIndex {
       directory: options.cacheDirectory,
       environment,
       root: this.#rootReal,
+      limit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
     });
     const io = checkedWalkIO(filesystem);
     // A directory is watched before it is listed: a change after the listing is always seen.

@@ -22,7 +22,9 @@
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
+import { constants } from "node:fs";
 import { lstat, mkdir, open, realpath, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { permissionState } from "../runtime/checks.ts";
 
@@ -149,28 +151,73 @@ export async function prepareCacheDirectory(
   const inside = (path: string) =>
     path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
   const within = `the cache directory ${directory} is inside the working directory it would index`;
-  // Asked of the path as given before anything is made, and of its real path after.
-  if (inside(directory)) return within;
+  // Asked of the path as given, and of where it leads (through links) before anything is made
+  // there, and of its real path after.
+  if (inside(directory) || inside(await whereItLeads(directory))) return within;
   try {
     await mkdir(directory, { recursive: true, mode: 0o700 });
     const problem = privacyProblem(await lstat(directory), "directory", uid);
     if (problem !== null) return `the cache directory ${directory} is not private: ${problem}`;
-    return inside(await realpath(directory)) ? within : null;
+    const real = await realpath(directory);
+    if (inside(real)) return within;
+    const above = await ancestorProblem(real, uid);
+    return above === null ? null : `the cache directory ${directory} is not private: ${above}`;
   } catch (error) {
     return `the cache directory ${directory} cannot be used: ${(error as Error).message}`;
   }
 }
 
 /**
+ * Where `path` leads: the real path of its deepest existing ancestor (itself
+ * included), joined with the rest; `path` itself when none can be resolved.
+ */
+async function whereItLeads(path: string): Promise<string> {
+  let rest = "";
+  for (let at = path;; at = dirname(at)) {
+    try {
+      return join(await realpath(at), rest);
+    } catch {
+      if (dirname(at) === at) return path;
+      rest = join(at.slice(dirname(at).length + 1), rest);
+    }
+  }
+}
+
+/**
+ * Why a directory above the cache directory (`real`, a real path) lets
+ * another user replace what is below it, or `null`: each must belong to
+ * this user or to root, and be writable by no one else unless it is sticky
+ * (as `/tmp` is: no one may then rename or remove another's entry). An
+ * ancestor the runtime does not let this process look at (Deno's flags) is
+ * passed over.
+ */
+async function ancestorProblem(real: string, uid: number): Promise<string | null> {
+  for (let at = dirname(real);; at = dirname(at)) {
+    const state = permissionState({ name: "read", path: at });
+    if (state === null || state === "granted") {
+      const stats = await lstat(at);
+      if (stats.uid !== uid && stats.uid !== 0) {
+        return `${at}, above it, belongs to user ${stats.uid}`;
+      }
+      if ((stats.mode & 0o022) !== 0 && (stats.mode & 0o1000) === 0) {
+        return `others may write in ${at}, above it (mode ${(stats.mode & 0o777).toString(8)})`;
+      }
+    }
+    if (dirname(at) === at) return null;
+  }
+}
+
+/**
  * The bytes of a cache file, `null` when there is none, or why it is
  * refused (a link, not a regular file, not private to `uid`, replaced while
- * opened, unreadable). The file is checked by `lstat`, then through its
+ * opened, larger than `limit` bytes, unreadable). The file is checked by `lstat`, then through its
  * descriptor, so what is read is what was checked.
  */
 export async function readCacheFile(
   directory: string,
   name: string,
   uid: number,
+  limit: number = Number.MAX_SAFE_INTEGER,
 ): Promise<Uint8Array | string | null> {
   const path = `${directory}/${name}`;
   let handle;
@@ -182,7 +229,8 @@ export async function readCacheFile(
     named = await lstat(path);
     const problem = privacyProblem(named, "file", uid);
     if (problem !== null) return `the cache file ${path} is refused: ${problem}`;
-    handle = await open(path, "r");
+    // Without blocking: a FIFO put in its place meanwhile opens at once, and is refused below.
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if ((error as { code?: unknown }).code === "ENOENT") return null;
     return `the cache file ${path} cannot be read: ${(error as Error).message}`;
@@ -193,6 +241,10 @@ export async function readCacheFile(
       ? "it was replaced while it was opened"
       : privacyProblem(stats, "file", uid);
     if (problem !== null) return `the cache file ${path} is refused: ${problem}`;
+    if (stats.size > limit) {
+      return `the cache file ${path} is refused: its ${stats.size} bytes are more than the ` +
+        `index's memory limit (${limit} bytes)`;
+    }
     const bytes = new Uint8Array(stats.size);
     let at = 0;
     while (at < bytes.length) {

@@ -37,6 +37,8 @@ export interface IndexCacheOptions {
   readonly root: string;
   /** The user the directory and file must belong to (default: this process's). */
   readonly uid?: number;
+  /** The most bytes a cache file may have to be read (the index's memory limit; default: no limit). */
+  readonly limit?: number;
 }
 
 /** A snapshot of a cache. */
@@ -76,6 +78,7 @@ export class IndexCache {
   readonly #root: string;
   readonly #uid: number | null;
   readonly #directory: string | null;
+  readonly #limit: number | undefined;
   #ready: Promise<boolean> | null = null;
   /** Whether the directory was found unusable. */
   #refused = false;
@@ -93,6 +96,7 @@ export class IndexCache {
   constructor(options: IndexCacheOptions) {
     this.#root = options.root;
     this.#uid = options.uid ?? currentUid();
+    this.#limit = options.limit;
     const directory = options.directory === undefined
       ? defaultCacheDirectory(options.environment)
       : options.directory;
@@ -154,7 +158,12 @@ export class IndexCache {
    */
   async load(): Promise<CachedIndex | null> {
     if (!await this.#prepare()) return null;
-    const bytes = await readCacheFile(this.#directory!, cacheFileName(this.#root), this.#uid!);
+    const bytes = await readCacheFile(
+      this.#directory!,
+      cacheFileName(this.#root),
+      this.#uid!,
+      this.#limit,
+    );
     if (bytes === null) return null;
     if (typeof bytes === "string") {
       this.#note = bytes;
