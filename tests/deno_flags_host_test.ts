@@ -206,57 +206,39 @@ test(
   },
 );
 
-test(
-  "Deno host under the documented flags: every bash call runs in a PID namespace of its own (--allow-run=bash,bwrap)",
-  {
-    skip: skip ||
-      ((await sh("command -v bwrap || true")).trim() === "" && "bwrap is not installed"),
-  },
-  async () => {
-    const dir = await tempDir();
-    try {
-      const { root, home } = await repositoryAndHome(dir.path);
-      const env = await hostEnvironment(home);
-      const flags = (await denoEntry()).denoPermissionFlags({
-        workingDirectory: root,
-        environment: env,
-      });
-      assert.ok(flags.includes("--allow-run=bash,bwrap"), flags.join(" "));
-      const seen = lastLine<{ processEnding: string; bash: string[] }>(
-        await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
-      );
-      assert.equal(seen.processEnding, "pid-namespace");
-      assert.deepEqual(seen.bash, [`HOME=${home}`, "LANG=C.UTF-8", "TZ=Etc/GMT-3"]);
-    } finally {
-      await dir.cleanup();
-    }
-  },
-);
-
-test(
-  "Deno host under flags that do not let it run bwrap: the session ends a call's processes by the marker sweep, and bash runs",
-  { skip },
-  async () => {
-    const dir = await tempDir();
-    try {
-      const { root, home } = await repositoryAndHome(dir.path);
-      const env = await hostEnvironment(home);
-      const flags = (await denoEntry()).denoPermissionFlags({
-        workingDirectory: root,
-        environment: env,
-        processNamespace: false,
-      });
-      assert.ok(flags.includes("--allow-run=bash"), flags.join(" "));
-      const seen = lastLine<{ processEnding: string; bash: string[] }>(
-        await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
-      );
-      assert.equal(seen.processEnding, "marker-sweep");
-      assert.deepEqual(seen.bash, [`HOME=${home}`, "LANG=C.UTF-8", "TZ=Etc/GMT-3"]);
-    } finally {
-      await dir.cleanup();
-    }
-  },
-);
+for (const namespace of [true, false]) {
+  test(
+    namespace
+      ? "Deno host under the documented flags: every bash call runs in a PID namespace of its own (--allow-run=bash,bwrap)"
+      : "Deno host under flags that do not let it run bwrap: the session ends a call's processes by the marker sweep, and bash runs",
+    {
+      skip: skip ||
+        (namespace && (await sh("command -v bwrap || true")).trim() === "" &&
+          "bwrap is not installed"),
+    },
+    async () => {
+      const dir = await tempDir();
+      try {
+        const { root, home } = await repositoryAndHome(dir.path);
+        const env = await hostEnvironment(home);
+        const flags = (await denoEntry()).denoPermissionFlags({
+          workingDirectory: root,
+          environment: env,
+          ...(namespace ? {} : { processNamespace: false }),
+        });
+        const run = namespace ? "--allow-run=bash,bwrap" : "--allow-run=bash";
+        assert.ok(flags.includes(run), flags.join(" "));
+        const seen = lastLine<{ processEnding: string; bash: string[] }>(
+          await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
+        );
+        assert.equal(seen.processEnding, namespace ? "pid-namespace" : "marker-sweep");
+        assert.deepEqual(seen.bash, [`HOME=${home}`, "LANG=C.UTF-8", "TZ=Etc/GMT-3"]);
+      } finally {
+        await dir.cleanup();
+      }
+    },
+  );
+}
 
 test(
   "Deno host under the documented flags: glob and grep hide what the user's core.excludesFile names, as an unrestricted host does",

@@ -18,12 +18,15 @@ import process from "node:process";
 import { createSession, type FinalizedToolset, finalizeToolset } from "../mod.ts";
 import { sh, tempDir } from "./helpers.ts";
 import {
+  addDirsOf,
   assertSameAnswer,
   callTool,
+  dropFromModel,
   EXTENSIONS,
   fileName,
   layOutTree,
   linkedIndexBackends,
+  moveInModel,
   put,
   Random,
   RARE,
@@ -119,30 +122,6 @@ function markedContent(world: World): string {
 
 async function exists(path: string): Promise<boolean> {
   return await fs.lstat(path).then(() => true, () => false);
-}
-
-/** Renames every model path at or below `from` to sit at `to`. */
-function moveInModel(model: TreeModel, from: string, to: string): void {
-  for (const set of [model.files, model.dirs]) {
-    for (const path of [...set]) {
-      if (path === from || path.startsWith(`${from}/`)) {
-        set.delete(path);
-        set.add(to + path.slice(from.length));
-      }
-    }
-  }
-}
-
-function dropFromModel(model: TreeModel, path: string): void {
-  for (const set of [model.files, model.dirs]) {
-    for (const entry of [...set]) {
-      if (entry === path || entry.startsWith(`${path}/`)) set.delete(entry);
-    }
-  }
-}
-
-function addDirsOf(model: TreeModel, path: string): void {
-  for (let dir = dirname(path); dir !== "."; dir = dirname(dir)) model.dirs.add(dir);
 }
 
 /** One change to the tree; returns what it did, or null when it did not apply. */

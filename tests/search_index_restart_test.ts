@@ -21,11 +21,13 @@ import { createSession, finalizeToolset } from "../mod.ts";
 import { RACY_MS } from "../src/index/stamps.ts";
 import { sh, tempDir } from "./helpers.ts";
 import {
+  addDirsOf,
   assertSameAnswer,
   EXTENSIONS,
   fileName,
   layOutTree,
   linkedIndexBackends,
+  moveInModel,
   put,
   Random,
   RARE,
@@ -86,21 +88,6 @@ function marker(world: World): string {
   const made = `offline${world.step}q${world.markers.length}`;
   world.markers.push(made);
   return made;
-}
-
-function moveInModel(model: TreeModel, from: string, to: string): void {
-  for (const set of [model.files, model.dirs]) {
-    for (const path of [...set]) {
-      if (path === from || path.startsWith(`${from}/`)) {
-        set.delete(path);
-        set.add(to + path.slice(from.length));
-      }
-    }
-  }
-}
-
-function addDirsOf(model: TreeModel, path: string): void {
-  for (let dir = dirname(path); dir !== "."; dir = dirname(dir)) model.dirs.add(dir);
 }
 
 type Change = (world: World) => Promise<string | null>;

@@ -299,3 +299,29 @@ export async function assertSameAnswer(
   );
   return fromWalk;
 }
+
+/** Renames every model path at or below `from` to sit at `to`. */
+export function moveInModel(model: TreeModel, from: string, to: string): void {
+  for (const set of [model.files, model.dirs]) {
+    for (const path of [...set]) {
+      if (path === from || path.startsWith(`${from}/`)) {
+        set.delete(path);
+        set.add(to + path.slice(from.length));
+      }
+    }
+  }
+}
+
+/** Drops every model path at or below `path`. */
+export function dropFromModel(model: TreeModel, path: string): void {
+  for (const set of [model.files, model.dirs]) {
+    for (const entry of [...set]) {
+      if (entry === path || entry.startsWith(`${path}/`)) set.delete(entry);
+    }
+  }
+}
+
+/** Adds every directory above `path` to the model. */
+export function addDirsOf(model: TreeModel, path: string): void {
+  for (let dir = dirname(path); dir !== "."; dir = dirname(dir)) model.dirs.add(dir);
+}
