@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { underDeno } from "./helpers.ts";
+import { DENO_DIR, underDeno } from "./helpers.ts";
 
 /**
  * The permission flags of `deno task cli`, read from `deno.json`: the tests
@@ -52,6 +52,7 @@ export const ENV: Record<string, string> = {
   // The servers keep a search index by default, and its cache between processes: in a directory
   // of the test run's own, not the user's, removed when the run ends.
   XDG_CACHE_HOME: testCache(),
+  DENO_DIR,
 };
 
 /** A new directory for the caches of the servers the tests start, removed at exit. */

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmod, mkdir, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
+import { DENO_DIR, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 
 /** A byte stream of the child, as much of Deno's `ReadableStream` as is used. */
 interface ByteSource {
@@ -104,7 +104,8 @@ function runAgent(flags: readonly string[], root: string, env: Record<string, st
   const agent = fileURLToPath(new URL("./fixtures/index_agent.ts", import.meta.url));
   const child = new deno.Command("bash", {
     args: ["-c", '"$0" run --quiet --no-prompt "$@"', deno.execPath(), ...flags, agent, root],
-    env,
+    // Another cache home for the index, the same module cache for Deno.
+    env: { DENO_DIR, ...env },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
