@@ -8,9 +8,10 @@
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  *
  * const flags = denoPermissionFlags({ workingDirectory: "/path/to/repo" });
- * // ["--allow-read=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src",
+ * // ["--allow-read=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src,
+ * //    /usr/bin/bwrap",
  * //  "--allow-write=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
- * //  "--allow-run=bash,bwrap", "--allow-sys=uid", "--no-prompt"]
+ * //  "--allow-run=bash,/usr/bin/bwrap", "--allow-sys=uid", "--no-prompt"]
  * ```
  *
  * @module

@@ -334,9 +334,11 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     for (const path of sandboxOptions.writable ?? []) {
       writable.push(await canonicalDirectory(filesystem, path, "sandbox.writable"));
     }
-    // Never a bwrap that a sandboxed command could have put on the PATH: it runs on the host.
-    const trusted = trustedProgram(environment, "bwrap", writable);
-    if (trusted === null) throw bwrapMissingError(environment.PATH, writable);
+    // Never a bwrap that a sandboxed command could have put on the PATH (it runs on the host),
+    // nor one that the skill root brings.
+    const shunned = skillRoot === null ? writable : [...writable, skillRoot];
+    const trusted = trustedProgram(environment, "bwrap", shunned);
+    if (trusted === null) throw bwrapMissingError(environment.PATH, shunned);
     bwrap = trusted;
     const plan: SandboxPlan = {
       bwrap,
@@ -349,6 +351,7 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
       processes,
       await resolve(".", "read", "must_exist"),
       environment,
+      shunned,
     );
     if (problem !== null) throw sandboxStartError(problem);
     sandbox = Object.freeze({
@@ -384,7 +387,16 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
   const indexOptions = options.searchIndex === true ? {} : options.searchIndex;
   // The index gets its watcher here: the host's, else the runtime's (shared code picks none).
   const watch = indexOptions.watch ?? defaultWatchTree;
-  const index = new SearchIndex(filesystem, root, environment, watch, indexOptions);
+  // A cache where a sandboxed command may write could be rewritten to hide a file: refused.
+  const commandWritable = (sandbox?.writable ?? []).filter((path) => path !== workingDirectory);
+  const index = new SearchIndex(
+    filesystem,
+    root,
+    environment,
+    watch,
+    indexOptions,
+    commandWritable,
+  );
   return Object.freeze({
     ...session,
     filesystem: indexedFileSystem(filesystem, index),

@@ -145,6 +145,17 @@ function lastLine<T>(ended: Ended): T {
   return JSON.parse(ended.stdout.trim().split("\n").at(-1)!) as T;
 }
 
+/** The paths a flag names. */
+function flagPaths(flags: readonly string[], name: string): string[] {
+  const flag = flags.find((flag) => flag.startsWith(`--allow-${name}=`)) ?? "";
+  return flag.slice(`--allow-${name}=`.length).split(",");
+}
+
+/** The real path of the bwrap on this process's PATH. */
+async function bwrapPath(): Promise<string> {
+  return (await sh('realpath "$(command -v bwrap)"')).trim();
+}
+
 /** Deno's cache directory, so that a child with another HOME finds the packages. */
 async function denoDir(): Promise<string> {
   const info = await runDeno(["info", "--json"]);
@@ -209,7 +220,7 @@ test(
 for (const namespace of [true, false]) {
   test(
     namespace
-      ? "Deno host under the documented flags: every bash call runs in a PID namespace of its own (--allow-run=bash,bwrap)"
+      ? "Deno host under the documented flags: every bash call runs in a PID namespace of its own (--allow-run=bash,<bwrap's real path>)"
       : "Deno host under flags that do not let it run bwrap: the session ends a call's processes by the marker sweep, and bash runs",
     {
       skip: skip ||
@@ -226,8 +237,8 @@ for (const namespace of [true, false]) {
           environment: env,
           ...(namespace ? {} : { processNamespace: false }),
         });
-        const run = namespace ? "--allow-run=bash,bwrap" : "--allow-run=bash";
-        assert.ok(flags.includes(run), flags.join(" "));
+        const run = namespace ? ["bash", await bwrapPath()] : ["bash"];
+        assert.deepEqual(flagPaths(flags, "run"), run);
         const seen = lastLine<{ processEnding: string; bash: string[] }>(
           await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
         );
@@ -292,7 +303,7 @@ test(
         environment: env,
         sandbox: true,
       });
-      assert.ok(flags.includes("--allow-run=bash,bwrap"), flags.join(" "));
+      assert.deepEqual(flagPaths(flags, "run"), ["bash", await bwrapPath()]);
       // Outside the working directory, on the read-only root: the user's home (/tmp is private inside).
       const outside = join(homedir(), `owt-sbx-${crypto.randomUUID()}`);
       // A file outside that the host holds open on descriptor 7 (inherited, not close-on-exec).
@@ -314,11 +325,109 @@ test(
   },
 );
 
-/** The paths a flag names. */
-function flagPaths(flags: readonly string[], name: string): string[] {
-  const flag = flags.find((flag) => flag.startsWith(`--allow-${name}=`)) ?? "";
-  return flag.slice(`--allow-${name}=`.length).split(",");
+/**
+ * A repository whose `node_modules/.bin` holds a `bwrap` that notes in
+ * `ran` that it ran, then runs the command it was given unconfined, as a
+ * repository's own could; with the host's environment, that directory first
+ * on its `PATH` (as `npm run` puts it).
+ */
+async function plantedBwrap(path: string) {
+  const { root, home } = await repositoryAndHome(path);
+  const bin = join(root, "node_modules", ".bin");
+  const ran = join(path, "ran");
+  await mkdir(bin, { recursive: true });
+  await writeFile(
+    join(bin, "bwrap"),
+    `#!/bin/bash\necho ran >> ${quoted(ran)}\n` +
+      'while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done; shift; exec "$@" </dev/null\n',
+    { mode: 0o755 },
+  );
+  const env = await hostEnvironment(home);
+  env.PATH = `${bin}:${env.PATH ?? "/usr/bin:/bin"}`;
+  const planted = async () => await stat(ran).then(() => true, () => false);
+  return { root, env, planted };
 }
+
+test(
+  "Deno host under the documented flags, a bwrap in the working directory's node_modules/.bin first on PATH: the flags grant the real one by its path, the session runs calls and the sandbox with it, and the planted one never runs",
+  {
+    skip: skip ||
+      ((await sh("command -v bwrap || true")).trim() === "" && "bwrap is not installed"),
+  },
+  async () => {
+    const dir = await tempDir();
+    const outside = join(homedir(), `owt-sbx-${crypto.randomUUID()}`);
+    try {
+      const { root, env, planted } = await plantedBwrap(dir.path);
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        environment: env,
+        sandbox: true,
+      });
+      const bwrap = await bwrapPath();
+      assert.deepEqual(flagPaths(flags, "run"), ["bash", bwrap]);
+      assert.ok(flagPaths(flags, "read").includes(bwrap), flags.join(" "));
+      const agent = lastLine<{ processEnding: string }>(
+        await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
+      );
+      assert.equal(agent.processEnding, "pid-namespace");
+      const sandboxed = lastLine<{ error?: string; stdout: string; stderr: string }>(
+        await runDeno(["run", "--quiet", ...flags, fixture("sandbox_host.ts"), root, outside], {
+          env,
+        }),
+      );
+      assert.equal(sandboxed.error, undefined);
+      assert.equal(sandboxed.stdout, "inside\n");
+      assert.match(sandboxed.stderr, /Read-only file system/);
+      await assert.rejects(stat(outside), { code: "ENOENT" });
+      assert.equal(await planted(), false, "the planted bwrap ran");
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "Deno host under flags that grant bwrap by name, a bwrap in the working directory's node_modules/.bin first on PATH: the sandbox is refused, calls take the marker sweep, and the planted one never runs",
+  {
+    skip: skip ||
+      ((await sh("command -v bwrap || true")).trim() === "" && "bwrap is not installed"),
+  },
+  async () => {
+    const dir = await tempDir();
+    const outside = join(homedir(), `owt-sbx-${crypto.randomUUID()}`);
+    try {
+      const { root, env, planted } = await plantedBwrap(dir.path);
+      const bwrap = await bwrapPath();
+      // Flags written by hand, as they were once documented: bwrap by name, its directory unread.
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        environment: env,
+        sandbox: true,
+      }).map((flag) =>
+        flag.startsWith("--allow-run=")
+          ? "--allow-run=bash,bwrap"
+          : flag.startsWith("--allow-read=")
+          ? `--allow-read=${flagPaths([flag], "read").filter((path) => path !== bwrap).join(",")}`
+          : flag
+      );
+      const agent = lastLine<{ processEnding: string }>(
+        await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
+      );
+      assert.equal(agent.processEnding, "marker-sweep");
+      const sandboxed = lastLine<{ error?: string }>(
+        await runDeno(["run", "--quiet", ...flags, fixture("sandbox_host.ts"), root, outside], {
+          env,
+        }),
+      );
+      assert.match(sandboxed.error ?? "", /sandbox needs bubblewrap/);
+      await assert.rejects(stat(outside), { code: "ENOENT" });
+      assert.equal(await planted(), false, "the planted bwrap ran");
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
 
 test(
   "denoPermissionFlags: a git config that names a directory as core.excludesFile (/, ~), or a dotfile that links to a directory, grants no read of it",

@@ -17,6 +17,7 @@ import {
   finalizeToolset,
   type SessionOptions,
 } from "../mod.ts";
+import { createNodeProcessBackend } from "../node.ts";
 import { sh, tempDir } from "./helpers.ts";
 
 /** Why the namespace cannot be had here, or `false` (a machine without bwrap skips these tests). */
@@ -253,6 +254,51 @@ test(
     }
   },
 );
+
+for (
+  const [where, path] of [
+    ["first on the PATH in node_modules/.bin", (work: string) => `${work}/node_modules/.bin:`],
+    ["in the working directory, by an empty PATH entry", () => ":"],
+  ] as const
+) {
+  test(
+    `进程 (pid namespace): the probe that decides the namespace never runs a \`true\` the working directory holds (${where})`,
+    { skip },
+    async () => {
+      const dir = await tempDir();
+      try {
+        const work = `${dir.path}/work`;
+        const bin = `${work}/node_modules/.bin`;
+        await mkdir(bin, { recursive: true });
+        // A `true` that says it ran, in both places: only the PATH tells which one a lookup finds.
+        for (const at of [bin, work]) {
+          await sh(
+            `printf '#!/bin/sh\necho ran >> "%s"\n' "$2" > "$1/true"; chmod +x "$1/true"`,
+            at,
+            `${dir.path}/ran`,
+          );
+        }
+        // A backend of the host's own, so that this session probes afresh.
+        const session = await createSession({
+          workingDirectory: work,
+          processes: createNodeProcessBackend({ graceMs: 300 }),
+          environment: { PATH: `${path(work)}${process.env.PATH ?? "/usr/bin:/bin"}` },
+        });
+        try {
+          assert.equal(session.processEnding, "pid-namespace");
+          assert.equal(
+            (await sh('cat "$1" 2>/dev/null || echo none', `${dir.path}/ran`)).trim(),
+            "none",
+          );
+        } finally {
+          await session.processes.shutdown();
+        }
+      } finally {
+        await dir.cleanup();
+      }
+    },
+  );
+}
 
 test(
   "进程 (pid namespace): processNamespace: false turns it off (the marker sweep), and the sandbox has its own",

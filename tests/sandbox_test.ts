@@ -586,12 +586,40 @@ test(
         }),
         (error: unknown) =>
           error instanceof SandboxUnavailableError && error.problem === "bwrap_missing" &&
-          /only inside a directory the sandbox lets commands write/.test(error.message),
+          /outside the directories the sandbox lets commands write/.test(error.message),
       );
       await first.processes.shutdown();
       await next.processes.shutdown();
     } finally {
       await s.cleanup();
+    }
+  },
+);
+
+test(
+  "沙箱 (bash sandbox): the probe that starts the sandbox never runs a `true` the working directory holds (node_modules/.bin first on the PATH)",
+  { skip: skip ?? false },
+  async () => {
+    const { path: root, cleanup } = await tempDir();
+    try {
+      const work = join(root, "work");
+      const bin = join(work, "node_modules", ".bin");
+      await fs.mkdir(bin, { recursive: true });
+      // It writes in the working directory, which the sandbox lets it: only not running tells.
+      await sh(
+        `printf '#!/bin/sh\necho ran >> "%s"\n' "$2" > "$1/true"; chmod +x "$1/true"`,
+        bin,
+        join(work, "ran"),
+      );
+      const session = await createSession({
+        workingDirectory: work,
+        sandbox: true,
+        environment: { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` },
+      });
+      await session.processes.shutdown();
+      await assert.rejects(fs.lstat(join(work, "ran")), { code: "ENOENT" });
+    } finally {
+      await cleanup();
     }
   },
 );

@@ -32,6 +32,22 @@ import {
 
 const backends: IndexBackend[] = await linkedIndexBackends();
 
+/** Why a sandboxed session cannot be made here (no bwrap, or namespaces blocked), or `false`. */
+async function sandboxUnavailable(): Promise<string | false> {
+  if (process.platform !== "linux") return "the sandbox is Linux-only";
+  const dir = await tempDir();
+  try {
+    await createSession({ workingDirectory: dir.path, sandbox: true });
+    return false;
+  } catch (error) {
+    return `no sandbox here: ${(error as Error).message}`;
+  } finally {
+    await dir.cleanup();
+  }
+}
+
+const noSandbox = await sandboxUnavailable();
+
 const OUTSIDE_TEXT = "alpha outsider_marker secret\n";
 
 /** A filesystem whose index workers note every file they are asked to read or stat. */
@@ -408,18 +424,59 @@ for (const backend of backends) {
   );
 
   test(
-    name("a cache directory below a directory others may write in is refused"),
+    name(
+      "a cache directory below a directory others may write in is refused, and nothing is made in it",
+    ),
     async () => {
       const made = await fixture(backend);
       try {
         const shared = join(made.cacheDirectory, "..", "shared");
         await fs.mkdir(shared);
         await fs.chmod(shared, 0o777);
-        const { index, check } = await made.session({ cacheDirectory: join(shared, "cache") });
+        const { index, check } = await made.session({
+          cacheDirectory: join(shared, "cache", "index"),
+        });
         assert.equal(index.stats().cache.file, null);
         assert.match(index.stats().cache.note ?? "", /others may write in .*shared, above it/);
         await check();
         await index.close();
+        assert.deepEqual(await fs.readdir(shared), []);
+      } finally {
+        await made.cleanup();
+      }
+    },
+  );
+
+  test(
+    name(
+      "a cache directory inside a directory the sandbox lets commands write is refused, as given or through a link, and not made",
+    ),
+    { skip: noSandbox },
+    async () => {
+      const made = await fixture(backend);
+      try {
+        // Where a host lets sandboxed builds keep their caches: a command could rewrite the index's.
+        const writable = join(made.cacheDirectory, "..", "build-cache");
+        const link = join(made.cacheDirectory, "..", "to-build-cache");
+        await fs.mkdir(writable, { mode: 0o700 });
+        await sh('ln -s "$1" "$2"', writable, link);
+        for (const cacheDirectory of [join(writable, "index"), join(link, "index")]) {
+          const session = await createSession({
+            workingDirectory: made.root,
+            filesystem: backend.create(),
+            skillRoot: null,
+            sandbox: { writable: [writable] },
+            searchIndex: { cacheDirectory },
+          });
+          const index = session.searchIndex!;
+          await index.ready;
+          await index.close();
+          assert.equal(index.stats().cache.file, null, cacheDirectory);
+          assert.match(index.stats().cache.note ?? "", /which the sandbox lets commands write/);
+          assert.equal(index.stats().cache.writes, 0);
+          await session.processes.shutdown();
+        }
+        assert.deepEqual(await fs.readdir(writable), []);
       } finally {
         await made.cleanup();
       }

@@ -309,7 +309,9 @@ export class SearchIndex {
   /**
    * An index of the tree at `root`, read through `filesystem` and kept fresh
    * by the watcher `watch` starts (the session's choice: the host's, else the
-   * runtime's); nothing happens until it is started.
+   * runtime's); nothing happens until it is started. `commandWritable` are
+   * the real paths of the directories the session's commands may write
+   * besides `root` (the sandbox's), where the cache may not be.
    */
   constructor(
     filesystem: AsyncFileSystem,
@@ -317,6 +319,7 @@ export class SearchIndex {
     environment: Readonly<Record<string, string>>,
     watch: WatchTree,
     options: SearchIndexOptions = {},
+    commandWritable: readonly string[] = [],
   ) {
     this.#filesystem = filesystem;
     this.#workers = filesystem.indexWorkers ?? null;
@@ -330,6 +333,7 @@ export class SearchIndex {
       environment,
       root: this.#rootReal,
       limit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
+      commandWritable,
     });
     const io = checkedWalkIO(filesystem);
     // A directory is watched before it is listed: a change after the listing is always seen.

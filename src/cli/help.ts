@@ -59,7 +59,8 @@ Sandbox:
   --sandbox runs bash in an OS sandbox (Linux, bubblewrap): writes only to the
   working directory and a private /tmp, no network, every process it started
   ended with the call. Without bwrap, or where it cannot start, the call is
-  refused (exit 2) and nothing runs. Deno needs --allow-run=bash,bwrap.
+  refused (exit 2) and nothing runs. Deno needs --allow-run=bash,<bwrap> with
+  bwrap by its absolute path (/usr/bin/bwrap), and read of that file.
 
 Ctrl-C cancels the call: the processes it started are ended, then the command
 exits with 130 (SIGTERM: 143, SIGHUP: 129).

@@ -129,18 +129,32 @@ export function currentUid(): number | null {
   }
 }
 
+/** A directory a cache must not be in, and how to say why. */
+export interface ForbiddenDirectory {
+  /** Its real path. */
+  readonly path: string;
+  /** What it is, as the refusal names it ("the working directory it would index"). */
+  readonly what: string;
+}
+
 /**
  * Makes the cache directory if it is missing (mode 0700) and checks that it
  * is private to `uid` and outside the tree at `root` (a real path): a cache
  * written inside the tree it indexes would be a change to that tree, and
- * written again after it, without end. Returns why it cannot be used, or
- * `null` when it can. Under Deno, a directory the runtime does not grant
- * reading and writing is not used (asking would prompt on a terminal).
+ * written again after it, without end. It must be outside each of
+ * `forbidden` too (real paths: the directories a sandbox lets commands
+ * write, where a command could rewrite the cache to hide a file from
+ * searches). The directories above it that exist are checked (see
+ * {@link ancestorsProblem}) before anything is made, and each directory
+ * made is checked as it is made. Returns why it cannot be used, or `null`
+ * when it can. Under Deno, a directory the runtime does not grant reading
+ * and writing is not used (asking would prompt on a terminal).
  */
 export async function prepareCacheDirectory(
   directory: string,
   uid: number,
   root: string,
+  forbidden: readonly ForbiddenDirectory[] = [],
 ): Promise<string | null> {
   for (const name of ["read", "write"] as const) {
     const state = permissionState({ name, path: directory });
@@ -148,23 +162,80 @@ export async function prepareCacheDirectory(
       return `the runtime does not grant ${name} of ${directory}`;
     }
   }
-  const inside = (path: string) =>
-    path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
-  const within = `the cache directory ${directory} is inside the working directory it would index`;
+  const places = [{ path: root, what: "the working directory it would index" }, ...forbidden];
+  const within = (path: string) => {
+    const place = places.find((place) =>
+      path === place.path || path.startsWith(place.path === "/" ? "/" : `${place.path}/`)
+    );
+    return place === undefined ? null : `the cache directory ${directory} is inside ${place.what}`;
+  };
   // Asked of the path as given, and of where it leads (through links) before anything is made
   // there, and of its real path after.
-  if (inside(directory) || inside(await whereItLeads(directory))) return within;
+  const before = within(directory) ?? within(await whereItLeads(directory));
+  if (before !== null) return before;
   try {
-    await mkdir(directory, { recursive: true, mode: 0o700 });
+    const made = await makeDirectory(directory, uid);
+    if (made !== null) return `the cache directory ${directory} is not private: ${made}`;
     const problem = privacyProblem(await lstat(directory), "directory", uid);
     if (problem !== null) return `the cache directory ${directory} is not private: ${problem}`;
     const real = await realpath(directory);
-    if (inside(real)) return within;
-    const above = await ancestorProblem(real, uid);
+    const after = within(real);
+    if (after !== null) return after;
+    const above = await ancestorsProblem(dirname(real), uid);
     return above === null ? null : `the cache directory ${directory} is not private: ${above}`;
   } catch (error) {
     return `the cache directory ${directory} cannot be used: ${(error as Error).message}`;
   }
+}
+
+/**
+ * Makes `directory` and what is missing above it (mode 0700), after
+ * checking the deepest directory above it that exists, and those above that
+ * ({@link ancestorsProblem}): nothing is made in a directory another user
+ * may change. Each directory is made alone and checked before the next is
+ * made in it. Where the runtime does not let this process look at a
+ * directory on the way (Deno's flags grant the cache directory only), the
+ * rest is made at once, unchecked, as the checks above it were passed over.
+ * Returns why a directory on the way is refused, or `null`.
+ */
+async function makeDirectory(directory: string, uid: number): Promise<string | null> {
+  const missing: string[] = [];
+  let existing = directory;
+  for (;;) {
+    try {
+      await lstat(existing);
+      break;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code !== "ENOENT" || dirname(existing) === existing) break;
+      missing.unshift(existing);
+      existing = dirname(existing);
+    }
+  }
+  if (missing.length === 0) return null;
+  const visible = (path: string) =>
+    (["read", "write"] as const).every((name) => {
+      const state = permissionState({ name, path });
+      return state === null || state === "granted";
+    });
+  if (!visible(existing) || !missing.every(visible)) {
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+    return null;
+  }
+  const above = await ancestorsProblem(await realpath(existing), uid);
+  if (above !== null) return above;
+  for (const path of missing) {
+    try {
+      await mkdir(path, { mode: 0o700 });
+    } catch (error) {
+      // Made meanwhile: checked as if made here.
+      if ((error as { code?: unknown }).code !== "EEXIST") throw error;
+    }
+    if (path === directory) return null; // checked as the cache directory by the caller
+    const problem = privacyProblem(await lstat(path), "directory", uid);
+    if (problem !== null) return `${path}, above it, is refused: ${problem}`;
+  }
+  return null;
 }
 
 /**
@@ -184,15 +255,14 @@ async function whereItLeads(path: string): Promise<string> {
 }
 
 /**
- * Why a directory above the cache directory (`real`, a real path) lets
- * another user replace what is below it, or `null`: each must belong to
- * this user or to root, and be writable by no one else unless it is sticky
- * (as `/tmp` is: no one may then rename or remove another's entry). An
- * ancestor the runtime does not let this process look at (Deno's flags) is
- * passed over.
+ * Why `first` (a real path) or a directory above it lets another user
+ * replace what is below it, or `null`: each must belong to this user or to
+ * root, and be writable by no one else unless it is sticky (as `/tmp` is:
+ * no one may then rename or remove another's entry). A directory the
+ * runtime does not let this process look at (Deno's flags) is passed over.
  */
-async function ancestorProblem(real: string, uid: number): Promise<string | null> {
-  for (let at = dirname(real);; at = dirname(at)) {
+async function ancestorsProblem(first: string, uid: number): Promise<string | null> {
+  for (let at = first;; at = dirname(at)) {
     const state = permissionState({ name: "read", path: at });
     if (state === null || state === "granted") {
       const stats = await lstat(at);

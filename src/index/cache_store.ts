@@ -19,6 +19,7 @@ import {
 } from "./cache_directory.ts";
 import { decodeCache, encodeCache } from "./cache_format.ts";
 import type { CachedIndex } from "./cache_format.ts";
+import type { ForbiddenDirectory } from "./cache_directory.ts";
 
 /**
  * How long after the index last changed it is written, in milliseconds: a
@@ -39,6 +40,13 @@ export interface IndexCacheOptions {
   readonly uid?: number;
   /** The most bytes a cache file may have to be read (the index's memory limit; default: no limit). */
   readonly limit?: number;
+  /**
+   * Real paths of directories the session's commands may write besides the
+   * working directory (the sandbox's `writable`): a cache directory inside
+   * one is refused, as one inside the working directory is, since a command
+   * could rewrite the cache there and hide a file from searches.
+   */
+  readonly commandWritable?: readonly string[];
 }
 
 /** A snapshot of a cache. */
@@ -79,6 +87,7 @@ export class IndexCache {
   readonly #uid: number | null;
   readonly #directory: string | null;
   readonly #limit: number | undefined;
+  readonly #forbidden: readonly ForbiddenDirectory[];
   #ready: Promise<boolean> | null = null;
   /** Whether the directory was found unusable. */
   #refused = false;
@@ -97,6 +106,10 @@ export class IndexCache {
     this.#root = options.root;
     this.#uid = options.uid ?? currentUid();
     this.#limit = options.limit;
+    this.#forbidden = (options.commandWritable ?? []).map((path) => ({
+      path,
+      what: `${path}, which the sandbox lets commands write`,
+    }));
     const directory = options.directory === undefined
       ? defaultCacheDirectory(options.environment)
       : options.directory;
@@ -127,7 +140,12 @@ export class IndexCache {
           "this process's user id cannot be told, so the cache's owner cannot be checked";
         return false;
       }
-      const problem = await prepareCacheDirectory(this.#directory, this.#uid, this.#root);
+      const problem = await prepareCacheDirectory(
+        this.#directory,
+        this.#uid,
+        this.#root,
+        this.#forbidden,
+      );
       if (problem === null) return true;
       this.#note = problem;
       this.#refused = true;

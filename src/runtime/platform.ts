@@ -113,7 +113,7 @@ export function findProgram(
       if (!info.isFile() || (info.mode & 0o111) === 0) continue;
       if (shunned === undefined) return { path };
       const real = realpathSync(path);
-      if (!inside(realpathSync(directory)) && !inside(real)) return { path: real };
+      if (!inside(realDirectory(directory, path, real)) && !inside(real)) return { path: real };
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EACCES") unreadable = true;
@@ -123,13 +123,62 @@ export function findProgram(
 }
 
 /**
+ * The real path of `directory`, where `path` (in it) is a file whose real
+ * path is `real`. When the runtime lets the file be read but not the
+ * directory (Deno granted read of that one program), a file whose real path
+ * is the path as written proves that no link is on the way to it: the
+ * directory is then its own real path.
+ */
+function realDirectory(directory: string, path: string, real: string): string {
+  try {
+    return realpathSync(directory);
+  } catch (error) {
+    if (real === path) return posix.dirname(path);
+    throw error;
+  }
+}
+
+/**
+ * Whether every directory of `PATH` is absolute and outside `shunned`
+ * (canonical directories), as written and, where the runtime lets it be
+ * read, by its real path: then a program Deno looks up by its bare name
+ * cannot come from one of them. An empty or relative entry names a
+ * directory that depends on where a process starts (the working directory,
+ * where bwrap's `--chdir` puts it), so it fails the test.
+ */
+function searchPathOutside(
+  environment: Readonly<Record<string, string>>,
+  shunned: readonly string[],
+): boolean {
+  const inside = (path: string) =>
+    shunned.some((directory) =>
+      path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
+    );
+  for (const directory of searchPath(environment)) {
+    if (!directory.startsWith("/")) return false;
+    const written = posix.resolve(directory);
+    if (inside(written)) return false;
+    const state = permissionState({ name: "read", path: written });
+    if (state !== null && state !== "granted") continue; // as written is all that can be told
+    try {
+      if (inside(realpathSync(written))) return false;
+    } catch {
+      // Missing: nothing runs from it.
+    }
+  }
+  return true;
+}
+
+/**
  * The program to start as `name` on the host where a process that may write
  * in `shunned` (canonical directories) must not choose it: its real path,
  * found on `PATH` outside them (see {@link findProgram}); the bare name
  * where the directories of `PATH` cannot be read but Deno was granted to
  * run `name` alone (Deno then starts only the program it found for that
- * grant when it started, and refuses another); else `null`, which means do
- * not start it.
+ * grant when it started, and refuses another), and only when no directory
+ * of `PATH` is relative or in `shunned` (Deno made that grant on the same
+ * `PATH`, so it may itself be a program from there); else `null`, which
+ * means do not start it.
  */
 export function trustedProgram(
   environment: Readonly<Record<string, string>>,
@@ -141,7 +190,7 @@ export function trustedProgram(
   if (found === "missing") return null;
   const scoped = permissionState({ name: "run", command: name }) === "granted" &&
     permissionState({ name: "run" }) !== "granted";
-  return scoped ? name : null;
+  return scoped && searchPathOutside(environment, shunned) ? name : null;
 }
 
 /** Whether `bash` is an executable in one of the absolute directories of `PATH`. */

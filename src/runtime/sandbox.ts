@@ -93,15 +93,22 @@ export function sandboxArchitectureError(arch: string): SandboxUnavailableError 
   );
 }
 
-/** The refusal when bwrap is not on the processes' `PATH`. */
+/**
+ * The refusal when bwrap is not on the processes' `PATH`; with `shunned`,
+ * when it is not there outside those directories (the sandbox's writable
+ * ones and the skill root), or cannot be told to be (Deno's flags).
+ */
 export function bwrapMissingError(
   path: string | undefined,
-  writable?: readonly string[],
+  shunned?: readonly string[],
 ): SandboxUnavailableError {
-  const where = writable === undefined
+  const where = shunned === undefined
     ? "which is not on the PATH the session's processes run with"
-    : "which is on the PATH the session's processes run with only inside a directory the " +
-      `sandbox lets commands write (${writable.join(", ")}), where a command could have put it`;
+    : "which was not found on the PATH the session's processes run with outside the " +
+      `directories the sandbox lets commands write and the skill root (${shunned.join(", ")}), ` +
+      "where a command or the repository could have put it; under Deno's flags, grant run and " +
+      "read of bwrap by its absolute path (denoPermissionFlags does), since a grant by name is " +
+      "the first bwrap on a PATH that lists one of those directories or a relative one";
   return new SandboxUnavailableError(
     "bwrap_missing",
     `sandbox needs bubblewrap (bwrap), ${where} (${path ?? "unset: /usr/bin:/bin"}). Install it ` +
@@ -114,7 +121,8 @@ export function bwrapMissingError(
 export function sandboxStartError(cause: string): SandboxUnavailableError {
   let fix: string;
   if (/--allow-run|run access/i.test(cause)) {
-    fix = "Grant Deno the right to run it: --allow-run=bash,bwrap.";
+    fix = "Grant Deno the right to run it by its absolute path, as denoPermissionFlags " +
+      "does: --allow-run=bash,/usr/bin/bwrap --allow-read=…,/usr/bin/bwrap.";
   } else if (
     /namespace|uid map|uid_map|setgroups|Operation not permitted|No permissions/i.test(cause)
   ) {

@@ -7,10 +7,14 @@
 import "./permission_query.ts"; // registers Deno's answer to permissionState
 import { defaultDescriptorLink } from "../descriptor_link.ts";
 import { hostGitExcludesPaths } from "../host_text.ts";
-import { hostEnvironment } from "../../runtime/checks.ts";
+import { hostEnvironment, permissionState } from "../../runtime/checks.ts";
 import { HOST_VARIABLES } from "../../runtime/host_variables.ts";
 import { indexPermissionPaths } from "./index_permissions.ts";
 import { defaultCacheDirectory } from "../../index/cache_directory.ts";
+import { findProgram } from "../../runtime/platform.ts";
+import type { SandboxOptions } from "../../runtime/sandbox.ts";
+import { realpathSync } from "node:fs";
+import { posix } from "node:path";
 
 /** What {@link denoPermissionFlags} needs to know. */
 export interface DenoFlagOptions {
@@ -20,8 +24,12 @@ export interface DenoFlagOptions {
   readonly skillRoot?: string | null;
   /** The shell `bash` runs (default `bash`). */
   readonly shell?: string;
-  /** Whether the session is created with `sandbox`: the flags then let it run `bwrap`. */
-  readonly sandbox?: boolean;
+  /**
+   * The session's `sandbox` option (`true`, or its options): the flags then
+   * let it run `bwrap`, which is looked for outside the directories the
+   * sandbox lets commands write (`writable`, besides the working directory).
+   */
+  readonly sandbox?: boolean | SandboxOptions;
   /**
    * Whether the session runs its calls in PID namespaces of their own
    * (`createSession`'s `processNamespace`, default `true`): the flags then
@@ -58,7 +66,11 @@ export interface DenoFlagOptions {
 /**
  * The flags a host passes to `deno run` for a session of the same user:
  * read of the roots, write of the working directory, run of the shell and
- * of `bwrap` (each call's PID namespace, and the sandbox), read
+ * of `bwrap` (each call's PID namespace, and the sandbox) by the real path
+ * this process finds it at on `PATH` outside the working directory, the
+ * skill root and the sandbox's writable directories (with read of that one
+ * file, so that the session finds the same; none when this process finds
+ * no such bwrap), read
  * and write of the file backend's link to `/proc/self/fd`, the user id (the
  * link's default name holds it), read of this package's own sources (the
  * search workers' modules), read and write of the search index's fence
@@ -110,9 +122,10 @@ export interface DenoFlagOptions {
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
  * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src,
- * //    /home/ann/.gitconfig,…",
+ * //    /home/ann/.gitconfig,…,/usr/bin/bwrap",
  * //  "--allow-write=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
- * //  "--allow-env=PATH,HOME,USER,…", "--allow-run=bash,bwrap", "--allow-sys=uid", "--no-prompt"]
+ * //  "--allow-env=PATH,HOME,USER,…", "--allow-run=bash,/usr/bin/bwrap", "--allow-sys=uid",
+ * //  "--no-prompt"]
  * ```
  */
 export function denoPermissionFlags(options: DenoFlagOptions): string[] {
@@ -148,15 +161,65 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   const git = hostGitExcludesPaths(environment);
   readable.push(...git.filter((path) => path.startsWith("/") && !path.includes(",")));
   // bwrap makes each call's PID namespace (and the sandbox); without it the session runs on.
-  const bwrap = options.sandbox || options.processNamespace !== false ? ["bwrap"] : [];
+  const bwrap = options.sandbox || options.processNamespace !== false
+    ? trustedBwrap(options, environment)
+    : null;
+  const run = [options.shell ?? "bash"];
+  if (bwrap !== null) {
+    run.push(bwrap);
+    readable.push(bwrap); // the session finds it by that path (its directory stays unread)
+  }
   return [
     `--allow-read=${flagList("read", readable)}`,
     `--allow-write=${flagList("write", writable)}`,
     `--allow-env=${HOST_VARIABLES.join(",")}`,
-    `--allow-run=${flagList("run", [options.shell ?? "bash", ...bwrap])}`,
+    `--allow-run=${flagList("run", run)}`,
     "--allow-sys=uid",
     "--no-prompt",
   ];
+}
+
+/**
+ * The real path of the `bwrap` the session may run, found on the `PATH` of
+ * `environment` outside every directory that the session's processes may
+ * write in or that a repository brings (the working directory, the skill
+ * root, the sandbox's writable directories: see `trustedProgram`), or
+ * `null` when there is none this process can see (the flags then grant no
+ * bwrap). Granted by name, Deno would run whatever `bwrap` comes first on
+ * the `PATH` it starts with, which may be a repository's
+ * `node_modules/.bin` (as `npm run` puts it first): a program the
+ * repository chose would then run on the host, as the sandbox.
+ */
+function trustedBwrap(
+  options: DenoFlagOptions,
+  environment: Readonly<Record<string, string>>,
+): string | null {
+  const shunned = [options.workingDirectory];
+  if (options.skillRoot) shunned.push(options.skillRoot);
+  if (typeof options.sandbox === "object") shunned.push(...(options.sandbox.writable ?? []));
+  const canonicals = shunned.map(canonical);
+  if (canonicals.includes(null)) return null; // what to keep away from cannot be told
+  const found = findProgram(environment, "bwrap", canonicals as string[]);
+  return typeof found === "object" && !found.path.includes(",") ? found.path : null;
+}
+
+/**
+ * A directory's real path where this process may tell it, else its absolute
+ * path as written; `null` for a relative path where the current directory
+ * may not be read to resolve it.
+ */
+function canonical(path: string): string | null {
+  // Asked first: reading what Deno does not grant would prompt on a terminal.
+  const state = permissionState({ name: "read", path });
+  if (state !== null && state !== "granted") {
+    return path.startsWith("/") ? posix.resolve(path) : null;
+  }
+  const absolute = posix.resolve(path);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    return absolute;
+  }
 }
 
 /**

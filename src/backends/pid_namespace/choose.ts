@@ -46,7 +46,8 @@ export interface PidNamespaceChoice {
  * The backend a session's calls run on and how their processes end: the
  * namespaced backend where bwrap is on the session's `PATH`, the runtime
  * lets this process run it without asking (Deno: `--allow-run=…,bwrap`),
- * and it starts `true` in a PID namespace; else `processes` as given, with
+ * and it starts `true` in a PID namespace (a `true` outside `shunned`: see
+ * `probeProgram`); else `processes` as given, with
  * its sweep. Never throws: what fails here is the fallback, not an error.
  */
 export async function choosePidNamespace(
@@ -102,9 +103,9 @@ async function probe(
   choice: PidNamespaceChoice,
   namespaced: ProcessBackend,
 ): Promise<boolean | null> {
-  const { cwd, environment } = choice;
-  if (await probeStart(namespaced, cwd, environment).catch(() => "failed") === null) return true;
-  return await probeStart(choice.processes, cwd, environment).catch(() => "failed") === null
-    ? false
-    : null;
+  const { cwd, environment, shunned } = choice;
+  const start = (processes: ProcessBackend) =>
+    probeStart(processes, cwd, environment, shunned).catch(() => "failed");
+  if (await start(namespaced) === null) return true;
+  return await start(choice.processes) === null ? false : null;
 }
