@@ -34,7 +34,7 @@ const backends: IndexBackend[] = await linkedIndexBackends();
 
 const OUTSIDE_TEXT = "alpha outsider_marker secret\n";
 
-/** A filesystem whose index workers note every file they are asked to read or stat. */
+/** A filesystem whose index workers note every file they are asked to read or stat, and every tree to list. */
 function recording(filesystem: AsyncFileSystem, files: string[]): AsyncFileSystem {
   const workers = filesystem.indexWorkers!;
   const noted: IndexWorkers = {
@@ -42,6 +42,9 @@ function recording(filesystem: AsyncFileSystem, files: string[]): AsyncFileSyste
     scanFiles: (job) => (files.push(...job.files), workers.scanFiles(job)),
     ...(workers.stampFiles === undefined ? {} : {
       stampFiles: (job) => (files.push(...job.files), workers.stampFiles!(job)),
+    }),
+    ...(workers.listTree === undefined ? {} : {
+      listTree: (job) => (files.push(job.real), workers.listTree!(job)),
     }),
   };
   return { ...filesystem, indexWorkers: noted };
