@@ -652,6 +652,9 @@ export class SearchIndex {
       const watched = watching.then(async (watcher) => {
         if (watcher?.perDirectory) await listing.catch(() => {});
       });
+      // A watcher that fails to start fails the listing, and the build with it.
+      watched.catch(() => {});
+      listing.catch(() => {});
       // The stamps of the cached files now, taken in the workers while the tree is listed.
       const stamping = loading.then(async (loaded) => {
         cache.known = true;
