@@ -18,7 +18,6 @@ import * as fs from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { createSession, finalizeToolset } from "../mod.ts";
-import { RACY_MS } from "../src/index/stamps.ts";
 import { sh, tempDir } from "./helpers.ts";
 import {
   addDirsOf,
@@ -28,6 +27,7 @@ import {
   layOutTree,
   linkedIndexBackends,
   moveInModel,
+  pastRacyWindow,
   put,
   Random,
   RARE,
@@ -47,18 +47,6 @@ const FILES = 600;
 const RESTARTS = 3;
 /** Changes made while no session runs, between two sessions. */
 const CHANGES = 24;
-
-/**
- * Waits until every change made so far is older than the stamps' racy
- * window: a stamp taken from now on is known, not racy. This waits on the
- * clock itself, the event the stamps are defined by, not on a guess.
- */
-async function pastRacyWindow(): Promise<void> {
-  const until = Date.now() + RACY_MS + 50;
-  while (Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
-  }
-}
 
 /** The state the offline changes work on. */
 interface World {

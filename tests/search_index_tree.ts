@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import type { AsyncFileSystem, FinalizedToolset, ToolResult } from "../mod.ts";
 import { createNodeFileSystem, type DiskFileSystemOptions } from "../node.ts";
 import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
+import { RACY_MS } from "../src/index/stamps.ts";
 
 /** Whether the tests run as root, whom mode 000 does not stop (asked of `id`: Deno's flags here refuse the uid). */
 export const runningAsRoot: boolean = (await sh("id -u")).trim() === "0";
@@ -324,4 +325,16 @@ export function dropFromModel(model: TreeModel, path: string): void {
 /** Adds every directory above `path` to the model. */
 export function addDirsOf(model: TreeModel, path: string): void {
   for (let dir = dirname(path); dir !== "."; dir = dirname(dir)) model.dirs.add(dir);
+}
+
+/**
+ * Waits until every change made so far is older than the stamps' racy
+ * window: a stamp taken from now on is known, not racy. This waits on the
+ * clock itself, the event the stamps are defined by, not on a guess.
+ */
+export async function pastRacyWindow(): Promise<void> {
+  const until = Date.now() + RACY_MS + 50;
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
+  }
 }

@@ -14,6 +14,8 @@ import type {
   SegmentJob,
   StampAnswer,
   StampJob,
+  TreeListAnswer,
+  TreeListJob,
 } from "../index/jobs.ts";
 
 /** The search workers' side of the search index (see `search_index.ts`). */
@@ -27,6 +29,12 @@ export interface IndexWorkers {
    * Without it, an index whose watcher missed changes builds again.
    */
   stampFiles?(job: Omit<StampJob, "kind" | "id" | "routes">): Promise<StampAnswer>;
+  /**
+   * Lists the whole tree below the working directory in one worker (see
+   * `index/jobs.ts`). Without it, the index walks the tree on the calling
+   * thread.
+   */
+  listTree?(job: Omit<TreeListJob, "kind" | "id" | "routes">): Promise<TreeListAnswer>;
 }
 
 /** What a directory entry is. Symbolic links are reported, not followed. */

@@ -299,6 +299,8 @@ export class SearchIndex {
   /** What {@link SearchIndexStats.memory} reports, kept as entries and segments come and go. */
   #memory = 0;
   #dirty = new Set<string>();
+  /** Directories to be listed again before the next answer (their own entries only). */
+  #relist = new Set<string>();
   /**
    * While a refresh looks at the tree: the paths the watcher reported that it
    * takes in, the directories it added, and how many of those were found
@@ -469,6 +471,7 @@ export class SearchIndex {
     this.#bytes = 0;
     this.#memory = 0;
     this.#dirty = new Set();
+    this.#relist = new Set();
   }
 
   /**
@@ -603,16 +606,23 @@ export class SearchIndex {
         missed: (reason) => this.#missed(reason, generation),
       };
       const fenceDirectory = this.#options.fenceDirectory;
-      const watcher = await this.#watch(
+      const watching = this.#watch(
         this.#rootReal,
         handlers,
         fenceDirectory === undefined ? {} : { fenceDirectory },
-      );
-      if (!current()) {
-        await watcher.close();
-        return;
-      }
-      this.#watcher = watcher;
+      ).then(async (watcher) => {
+        if (!current()) {
+          await watcher.close();
+          return null;
+        }
+        this.#watcher = watcher;
+        return watcher;
+      });
+      watching.catch(() => {});
+      // The walk on this thread watches each directory before it lists it, so the watch comes
+      // first; a listing in a worker starts at once, and is checked once the watch is in place.
+      const inWorker = this.#workers!.listTree !== undefined;
+      if (!inWorker && await watching === null) return;
       const userExcludes = await this.#filesystem.readGitExcludes?.(this.#environment) ?? null;
       if (!current()) return;
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
@@ -637,24 +647,37 @@ export class SearchIndex {
         done.catch(() => {});
         indexing.push(done);
       };
-      // The stamps of the cached files now, taken in the workers while this thread walks.
-      let stamping: Promise<Float64Array> | null = null;
-      void loading.then((loaded) => {
+      // The tree is listed in a worker where the backend can, else walked on this thread.
+      const listing = inWorker
+        ? this.#listInto(outer, watching, generation, signal)
+        : this.#walkInto(".", outer, generation, signal, () => false, undefined, index);
+      // No stamp of a file is taken before its directory is watched (a change after the stamp is
+      // then always seen): a watcher of single directories watches each as the listing ends.
+      const watched = watching.then(async (watcher) => {
+        if (watcher?.perDirectory) await listing.catch(() => {});
+      });
+      // A watcher that fails to start fails the listing, and the build with it.
+      watched.catch(() => {});
+      listing.catch(() => {});
+      // The stamps of the cached files now, taken in the workers while the tree is listed.
+      const stamping = loading.then(async (loaded) => {
         cache.known = true;
         cache.index = loaded;
-        if (loaded === null && current()) index(held.splice(0));
-        if (loaded !== null && current()) {
-          stamping = this.#stampCached(loaded, generation, signal);
-          stamping.catch(() => {});
+        if (loaded === null) {
+          if (current()) index(held.splice(0));
+          return null;
         }
+        await watched;
+        return current() ? await this.#stampCached(loaded, generation, signal) : null;
       });
-      index(await this.#walkInto(".", outer, generation, signal, () => false, undefined, index));
+      stamping.catch(() => {});
+      index(await listing);
       await loading;
       if (!current()) return;
       // A cache proved fresh without a change need not be written again.
       let changed = true;
       // Stamps that could not be taken prove nothing: every file is read, as in a build.
-      const now = await (stamping as Promise<Float64Array> | null)?.catch(() => null) ?? null;
+      const now = await stamping.catch(() => null);
       if (cache.index !== null && now !== null) {
         changed = await this.#merge(cache.index, now, generation, signal);
       } else if (cache.index !== null) {
@@ -883,6 +906,77 @@ export class SearchIndex {
         added.push(this.#addFile(entry.display));
         if (batch !== undefined && added.length === SEGMENT_FILES) batch(added.splice(0));
       }
+      return added;
+    } finally {
+      this.#walking--;
+    }
+  }
+
+  /**
+   * Lists the whole tree in a worker, while `watching` starts the watcher,
+   * and adds its entries (the working directory's own is there already);
+   * returns the ids of the files added. Once the watcher is in place (a
+   * watcher of single directories watches each directory listed), every
+   * directory whose stamp now is not the one taken just before it was
+   * listed (or was racy) is listed again before the next answer, and every
+   * ignore file likewise looked at again: a change made between a listing
+   * and its watch is never lost.
+   */
+  async #listInto(
+    outer: IgnoreState | null,
+    watching: Promise<TreeWatcher | null>,
+    generation: number,
+    signal: AbortSignal,
+  ): Promise<number[]> {
+    const workers = this.#workers!;
+    const root = this.#rootReal;
+    const real = (display: string) =>
+      display === "." ? root : root === "/" ? `/${display}` : `${root}/${display}`;
+    // Changes reported while the worker lists are kept, whatever their path (see #changedPath).
+    this.#walking++;
+    try {
+      const tree = await workers.listTree!({ real: root, ignore: outer });
+      signal.throwIfAborted();
+      if (tree.error !== undefined) throw new Error(tree.error);
+      if (generation !== this.#generation) return [];
+      const added: number[] = [];
+      let directory = 0;
+      for (let i = 0; i < tree.entries.length; i++) {
+        const display = tree.entries[i];
+        if (!this.#take(entryMemory(display))) return [];
+        if (tree.kinds[i] === 1) added.push(this.#addFile(display));
+        else this.#addDirectory(display, tree.outers[directory++]);
+      }
+      const watcher = await watching;
+      if (watcher === null || generation !== this.#generation) return [];
+      if (watcher.perDirectory) {
+        for (const display of tree.listedDirectories) watcher.add(real(display));
+        for (const display of tree.ignoreFiles) {
+          const file = this.#checkedAt(display, "file");
+          if (file !== null) await this.#watchGitRules(file);
+        }
+      }
+      // Every change from here on is reported: what the walk saw is taken again, to be compared.
+      // Stamps that could not be taken prove nothing: the paths are looked at again (an empty
+      // table matches no stamp).
+      const stamp = async (displays: readonly string[], directories: boolean) => {
+        const answer = await workers.stampFiles?.({ files: displays.map(real), directories })
+          .catch(() => null);
+        return answer?.error === undefined
+          ? answer?.stamps ?? new Float64Array(0)
+          : new Float64Array(0);
+      };
+      const [directories, ignores] = await Promise.all([
+        stamp(tree.listedDirectories, true),
+        stamp(tree.ignoreFiles, false),
+      ]);
+      if (generation !== this.#generation) return [];
+      tree.listedDirectories.forEach((display, i) => {
+        if (!sameStamp(tree.directoryStamps, i, directories, i)) this.#relist.add(display);
+      });
+      tree.ignoreFiles.forEach((display, i) => {
+        if (!sameStamp(tree.ignoreStamps, i, ignores, i)) this.#markDirty(display);
+      });
       return added;
     } finally {
       this.#walking--;
@@ -1183,8 +1277,10 @@ export class SearchIndex {
     const dirty = this.#dirty;
     // Taken after the fence: every miss of a change made before the call is known by now.
     const resync = this.#resync !== null;
-    if (dirty.size === 0 && !resync && !this.#needsCompaction()) return true;
+    const relist = this.#relist;
+    if (dirty.size === 0 && relist.size === 0 && !resync && !this.#needsCompaction()) return true;
     this.#dirty = new Set();
+    this.#relist = new Set();
     this.#resync = null;
     if (resync) this.#resyncs++;
     const shallow = new Set<string>();
@@ -1192,6 +1288,7 @@ export class SearchIndex {
     const files = new Set<string>();
     // Every directory listed again, from the top: what was made, removed or renamed unreported.
     if (resync) deep.add(".");
+    for (const display of relist) shallow.add(display);
     for (const display of dirty) {
       const git = GIT_RULES.exec(display);
       if (git !== null) {

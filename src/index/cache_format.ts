@@ -207,13 +207,12 @@ function parseHeader(text: string): Header | null {
   return header as Header;
 }
 
+/** An empty name, `.` or `..` anywhere in a display path, or a NUL. */
+const NOT_PLAIN = /(?:^|\/)\.{0,2}(?:\/|$)|\0/;
+
 /** Whether a display path is made of plain names (no empty name, `.` or `..`). */
 function plainDisplay(display: string): boolean {
-  if (display === "" || display.includes("\0")) return false;
-  for (const name of display.split("/")) {
-    if (name === "" || name === "." || name === "..") return false;
-  }
-  return true;
+  return !NOT_PLAIN.test(display);
 }
 
 /**
@@ -239,11 +238,11 @@ export async function decodeCache(bytes: Uint8Array, root: string): Promise<Cach
     return `the cache file is of format version ${version}, not ${CACHE_FORMAT_VERSION}`;
   }
   const body = bytes.subarray(0, bytes.length - CHECKSUM_BYTES);
-  // Hashed off this thread (Web Crypto) while the tables are read; nothing is returned before
-  // the sum is known to match.
-  const summing = crypto.subtle.digest("SHA-256", body as Uint8Array<ArrayBuffer>);
+  // Hashed a slice at a time, in place: Web Crypto's digest would copy the whole file first (a
+  // second copy of hundreds of MB at once), and take longer. Nothing is returned before the sum
+  // is known to match.
   const decoded = decodeBody(body, root);
-  const sum = new Uint8Array(await summing);
+  const sum = await checksum([body]);
   const stored = bytes.subarray(bytes.length - CHECKSUM_BYTES);
   if (!sum.every((byte, i) => stored[i] === byte)) {
     return "the cache file's checksum does not match its content";

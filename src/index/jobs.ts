@@ -1,12 +1,60 @@
 /**
- * The search index's jobs in the search workers, in plain data: building a
- * segment of the index from a batch of files, scanning a list of candidate
- * files in order, and taking the stamps of files (see `stamps.ts`).
+ * The search index's jobs in the search workers, in plain data: listing the
+ * whole tree, building a segment of the index from a batch of files,
+ * scanning a list of candidate files in order, and taking the stamps of
+ * files (see `stamps.ts`).
  *
  * @module
  */
 import type { Segment } from "./segment.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
+import type { IgnoreState } from "../search/walk.ts";
+
+/**
+ * Walks the whole tree below a directory by the walk's rules, in one
+ * worker, its directories opened and verified there as a tree search's are.
+ * The stamp of each directory is taken just before it is listed, and of each
+ * ignore file just before it is read: a caller whose watches were not all
+ * in place during the walk takes them again once they are, and looks again
+ * at whatever changed.
+ */
+export interface TreeListJob {
+  /** Tells it from other jobs. */
+  readonly kind: "tree";
+  /** Job id, echoed in the answer. */
+  readonly id: number;
+  /** Where descriptors may be reached by path (see `src/backends/descriptors.ts`), in order. */
+  readonly routes: readonly string[];
+  /** The real path of the working directory, where the walk starts. */
+  readonly real: string;
+  /** The ignore rules in force at the working directory. */
+  readonly ignore: IgnoreState | null;
+}
+
+/** The tree of a {@link TreeListJob}. */
+export interface TreeListAnswer {
+  /** The job's id. */
+  readonly id: number;
+  /** Every entry below the working directory, in walk order, as paths relative to it. */
+  readonly entries: readonly string[];
+  /** Per entry, 1 for a file, 0 for a directory. */
+  readonly kinds: Uint8Array;
+  /** Per directory entry, in order: the ignore rules in force in its parent. */
+  readonly outers: readonly (IgnoreState | null)[];
+  /** The directories listed (the working directory first), as paths relative to it. */
+  readonly listedDirectories: readonly string[];
+  /**
+   * Per directory listed, its stamp taken just before it was listed (NaN
+   * when racy or when it could not be listed).
+   */
+  readonly directoryStamps: Float64Array;
+  /** The ignore files read, as paths relative to the working directory. */
+  readonly ignoreFiles: readonly string[];
+  /** Per ignore file read, its stamp just before it was read (NaN when racy). */
+  readonly ignoreStamps: Float64Array;
+  /** Why the job failed, if it did. */
+  readonly error?: string;
+}
 
 /** Builds a segment over files, read in the worker inside their verified directories. */
 export interface SegmentJob {
@@ -44,7 +92,7 @@ export interface SegmentAnswer {
   readonly error?: string;
 }
 
-/** Takes the stamps of files, opened in the worker inside their verified directories. */
+/** Takes the stamps of files (or directories), looked up in the worker by their real paths. */
 export interface StampJob {
   /** Tells it from other jobs. */
   readonly kind: "stamps";
@@ -54,6 +102,8 @@ export interface StampJob {
   readonly routes: readonly string[];
   /** The files' real paths. */
   readonly files: readonly string[];
+  /** Whether the paths are of directories (their stamps are taken instead of files'). */
+  readonly directories?: boolean;
 }
 
 /** The stamps of a {@link StampJob}'s files. */

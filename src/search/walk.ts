@@ -499,6 +499,11 @@ export class WalkSync<P> {
     }
   }
 
+  /** The ignore rules in force inside the innermost open directory. */
+  ignoreState(): IgnoreState | null {
+    return this.#rules.ignoreState();
+  }
+
   /** Whether {@link handOn} may find directories to give away. */
   get mayHandOn(): boolean {
     return this.#rules.mayHandOn;

@@ -7,5 +7,6 @@
 import "./permission_query.ts"; // registers Deno's answer to permissionState
 import { serveSearches } from "../workers/worker.ts";
 import { listDirectorySync } from "./list_sync.ts";
+import { stampStatSync } from "./stat_sync.ts";
 
-serveSearches(listDirectorySync);
+serveSearches(listDirectorySync, stampStatSync);

@@ -6,5 +6,6 @@
  */
 import { serveSearches } from "../workers/worker.ts";
 import { listDirectorySync } from "./list_sync.ts";
+import { stampStatSync } from "./stat_sync.ts";
 
-serveSearches(listDirectorySync);
+serveSearches(listDirectorySync, stampStatSync);

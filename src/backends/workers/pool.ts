@@ -22,6 +22,8 @@ import type {
   SegmentJob,
   StampAnswer,
   StampJob,
+  TreeListAnswer,
+  TreeListJob,
 } from "../../index/jobs.ts";
 
 interface Slot {
@@ -355,10 +357,13 @@ export class SearchPool {
    * Runs one job of the search index in the least busy worker and resolves
    * with its answer; rejects when the worker stops first.
    */
-  run<J extends SegmentJob | FilesJob | StampJob>(
+  run<J extends SegmentJob | FilesJob | StampJob | TreeListJob>(
     job: Omit<J, "id">,
   ): Promise<
-    J extends SegmentJob ? SegmentAnswer : J extends StampJob ? StampAnswer : FilesAnswer
+    J extends SegmentJob ? SegmentAnswer
+      : J extends StampJob ? StampAnswer
+      : J extends TreeListJob ? TreeListAnswer
+      : FilesAnswer
   > {
     const slots = this.#all();
     const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));

@@ -421,6 +421,28 @@ export class UnitSteps {
 /** A directory's entries, in any order; throws the runtime's error. */
 export type ListSync = (real: string) => WalkDirEntry[];
 
+/** What the search index's stamps take of an object's metadata (see `index/stamps.ts`). */
+export interface StampStat {
+  /** What the object is, its final link not followed. */
+  readonly kind: "file" | "directory" | "other";
+  /** Device. */
+  readonly dev: number;
+  /** Inode. */
+  readonly ino: number;
+  /** Size in bytes. */
+  readonly size: number;
+  /** Modification time, in milliseconds since the epoch. */
+  readonly mtimeMs: number;
+  /** Change time, in milliseconds since the epoch. */
+  readonly ctimeMs: number;
+}
+
+/**
+ * The metadata of a real path, not following a final link, or `null` when it
+ * cannot be looked up; the runtime's own call.
+ */
+export type StatSync = (real: string) => StampStat | null;
+
 /** Opening a file to read: never through a final link, never blocking on a FIFO. */
 export const READ_FLAGS: number = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) |
   (constants.O_NOFOLLOW ?? 0);

@@ -13,7 +13,7 @@ import { Routes } from "../descriptor_route.ts";
 import type { WalkSyncIO } from "../../search/walk.ts";
 import { ScanStopped } from "../../search/scan.ts";
 import { READ_FLAGS, runUnit, VerifiedDirectories, workerWalkIO } from "./unit.ts";
-import type { ListSync, UnitJob, WorkerReady } from "./unit.ts";
+import type { ListSync, StatSync, UnitJob, WorkerReady } from "./unit.ts";
 import type { ScanResult } from "../../search/scan.ts";
 import { CHUNK, head, headIsBinary, matcherFor, readWhole, scanOne } from "./scan_file.ts";
 import { SegmentBuilder } from "../../index/segment.ts";
@@ -24,7 +24,10 @@ import type {
   SegmentJob,
   StampAnswer,
   StampJob,
+  TreeListAnswer,
+  TreeListJob,
 } from "../../index/jobs.ts";
+import { listTree } from "./list_tree.ts";
 import { STAMP_FIELDS, writeStamp } from "../../index/stamps.ts";
 
 /**
@@ -91,22 +94,19 @@ function buildSegment(directories: VerifiedDirectories, job: SegmentJob): Segmen
 }
 
 /**
- * The stamps of a {@link StampJob}'s files, each looked up inside its
- * verified directory; anything but a regular file has an unknown stamp.
+ * The stamps of a {@link StampJob}'s files (or directories), each looked up
+ * by its real path with the runtime's `stat`; anything but the kind asked
+ * for has an unknown stamp. A stamp is not read through the route: it only
+ * ever proves that a path the walk met is still the very object (device and
+ * inode) whose content was read inside the tree, unchanged; a lookup sent
+ * elsewhere by a link swapped in finds another object, or the same one.
  */
-function stampFiles(directories: VerifiedDirectories, job: StampJob): StampAnswer {
+function stampFiles(stat: StatSync, job: StampJob): StampAnswer {
   const stamps = new Float64Array(job.files.length * STAMP_FIELDS).fill(NaN);
-  try {
-    for (let i = 0; i < job.files.length; i++) {
-      const stats = directories.statFile(job.files[i]);
-      if (stats?.isFile()) writeStamp(stamps, i, stats, Date.now());
-    }
-    // Looked up through the route: the stamps stand only if it did not change.
-    directories.confirm();
-  } catch {
-    // A route to descriptors that changed or cannot be had: the stamps are unknown, so their
-    // files are read again (and that read fails as any other would).
-    stamps.fill(NaN);
+  const kind = job.directories ? "directory" : "file";
+  for (let i = 0; i < job.files.length; i++) {
+    const stats = stat(job.files[i]);
+    if (stats?.kind === kind) writeStamp(stamps, i, stats, Date.now());
   }
   return { id: job.id, stamps };
 }
@@ -132,11 +132,14 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
   return { id: job.id, results };
 }
 
-/** Answers the jobs posted to this worker, listing directories with `list`. */
-export function serveSearches(list: ListSync): void {
+/**
+ * Answers the jobs posted to this worker, listing directories with `list`
+ * and looking up stamps with `stat`.
+ */
+export function serveSearches(list: ListSync, stat: StatSync): void {
   // The pool serves every backend of the process: each job names its backend's routes.
   let last: { key: string; directories: VerifiedDirectories; io: WalkSyncIO<string> } | null = null;
-  parentPort?.on("message", (job: UnitJob | SegmentJob | FilesJob | StampJob) => {
+  parentPort?.on("message", (job: UnitJob | SegmentJob | FilesJob | StampJob | TreeListJob) => {
     const routes = job.kind === "unit" ? job.spec.routes : job.routes;
     const key = routes.join("\0");
     if (last?.key !== key) {
@@ -170,8 +173,38 @@ export function serveSearches(list: ListSync): void {
         parentPort!.postMessage(answer);
         return;
       }
+      if (job.kind === "tree") {
+        let answer: TreeListAnswer;
+        try {
+          answer = listTree(directories, list, stat, job);
+          // The tree was listed through the route: it stands only if the route did not change.
+          directories.confirm();
+        } catch (error) {
+          const empty = new Float64Array(0);
+          answer = {
+            id: job.id,
+            entries: [],
+            kinds: new Uint8Array(0),
+            outers: [],
+            listedDirectories: [],
+            directoryStamps: empty,
+            ignoreFiles: [],
+            ignoreStamps: empty,
+            error: (error as Error)?.message ?? String(error),
+          };
+        }
+        parentPort!.postMessage(
+          answer,
+          [
+            answer.kinds.buffer as ArrayBuffer,
+            answer.directoryStamps.buffer as ArrayBuffer,
+            answer.ignoreStamps.buffer as ArrayBuffer,
+          ].filter((buffer, i, all) => all.indexOf(buffer) === i),
+        );
+        return;
+      }
       if (job.kind === "stamps") {
-        const answer = stampFiles(directories, job);
+        const answer = stampFiles(stat, job);
         parentPort!.postMessage(answer, [answer.stamps.buffer as ArrayBuffer]);
         return;
       }

@@ -1,0 +1,99 @@
+/**
+ * The search index's listing of a whole tree in a search worker: the walk's
+ * rules over blocking calls (as a tree search walks), every directory opened
+ * and verified where it is listed. A worker lists the Linux tree in a small
+ * fraction of what the calling thread's walk takes, whose every listing is
+ * a round trip through the event loop.
+ *
+ * @module
+ */
+import { WalkSync } from "../../search/walk.ts";
+import type { IgnoreState, WalkSyncIO } from "../../search/walk.ts";
+import { STAMP_FIELDS, writeStamp } from "../../index/stamps.ts";
+import type { TreeListAnswer, TreeListJob } from "../../index/jobs.ts";
+import { workerWalkIO } from "./unit.ts";
+import type { ListSync, StampStat, StatSync, VerifiedDirectories } from "./unit.ts";
+
+/** Stamps as they are met, grown as needed. */
+class StampList {
+  #stamps = new Float64Array(64 * STAMP_FIELDS);
+  count = 0;
+
+  /** Adds the stamp of `stats`, taken now (unknown when `stats` is not of `kind`). */
+  add(stats: StampStat | null, kind: StampStat["kind"]): void {
+    if (this.#stamps.length < (this.count + 1) * STAMP_FIELDS) {
+      const larger = new Float64Array(this.#stamps.length * 2);
+      larger.set(this.#stamps);
+      this.#stamps = larger;
+    }
+    if (stats?.kind === kind) writeStamp(this.#stamps, this.count, stats, Date.now());
+    else this.#stamps.fill(NaN, this.count * STAMP_FIELDS, (this.count + 1) * STAMP_FIELDS);
+    this.count++;
+  }
+
+  /** The stamps added, in order. */
+  done(): Float64Array {
+    return this.#stamps.slice(0, this.count * STAMP_FIELDS);
+  }
+}
+
+/**
+ * The tree of a {@link TreeListJob}, listed with `list` inside the verified
+ * directories of `directories`, each directory's stamp taken with `stat`
+ * just before it is listed and each ignore file's just before it is read
+ * (by real path, as the stamps of `stampFiles` are: see `worker.ts`). The
+ * caller checks the route (`directories.confirm()`) before the answer
+ * leaves the worker.
+ */
+export function listTree(
+  directories: VerifiedDirectories,
+  list: ListSync,
+  stat: StatSync,
+  job: TreeListJob,
+): TreeListAnswer {
+  const root = job.real;
+  const prefix = root === "/" ? "/" : `${root}/`;
+  const displayOf = (real: string) => (real === root ? "." : real.slice(prefix.length));
+  const listedDirectories: string[] = [];
+  const directoryStamps = new StampList();
+  const ignoreFiles: string[] = [];
+  const ignoreStamps = new StampList();
+  const io = workerWalkIO(list, directories);
+  const stamped: WalkSyncIO<string> = {
+    ...io,
+    readDir(real) {
+      const before = stat(real);
+      const entries = io.readDir(real);
+      listedDirectories.push(displayOf(real));
+      directoryStamps.add(entries === null ? null : before, "directory");
+      return entries;
+    },
+    readText(real, maxBytes) {
+      ignoreFiles.push(displayOf(real));
+      ignoreStamps.add(stat(real), "file");
+      return io.readText(real, maxBytes);
+    },
+  };
+  const entries: string[] = [];
+  const kinds: number[] = [];
+  const outers: (IgnoreState | null)[] = [];
+  const walk = new WalkSync(stamped, { from: ".", ignore: job.ignore });
+  walk.enter(root, ".");
+  for (let entry; (entry = walk.next()) !== null;) {
+    entries.push(entry.display);
+    if (entry.kind === "directory") {
+      kinds.push(0);
+      outers.push(walk.ignoreState());
+    } else kinds.push(1);
+  }
+  return {
+    id: job.id,
+    entries,
+    kinds: Uint8Array.from(kinds),
+    outers,
+    listedDirectories,
+    directoryStamps: directoryStamps.done(),
+    ignoreFiles,
+    ignoreStamps: ignoreStamps.done(),
+  };
+}

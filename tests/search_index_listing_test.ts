@@ -1,0 +1,103 @@
+/**
+ * The search index lists the tree in a worker while its watcher starts:
+ * a change made after a directory was listed and before the watcher was in
+ * place (a file made, a file removed, an ignore file rewritten) is never
+ * lost, nor one of a repository's exclude file. The watcher here is the runtime's own, started only once the
+ * listing is in and the tree has changed, so that no event reports those
+ * changes: only the stamps taken with the listing can tell them.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as fs from "node:fs/promises";
+import { join } from "node:path";
+import { defaultWatchTree as watchTree } from "#default-backends";
+import { createSession, finalizeToolset } from "../mod.ts";
+import { tempDir } from "./helpers.ts";
+import {
+  assertSameAnswer,
+  type IndexBackend,
+  linkedIndexBackends,
+  pastRacyWindow,
+  put,
+} from "./search_index_tree.ts";
+
+const backends: IndexBackend[] = await linkedIndexBackends();
+
+for (const backend of backends) {
+  test(
+    `search index: a change made after the tree was listed and before the watcher was in place is seen (${backend.name})`,
+    async () => {
+      const dir = await tempDir();
+      try {
+        const root = join(dir.path, "repo");
+        await put(join(root, "src/a.ts"), "alpha one\n");
+        await put(join(root, "docs/b.md"), "alpha two\n");
+        await put(join(root, "docs/deep/c.txt"), "alpha three\n");
+        await put(join(root, ".gitignore"), "*.log\n");
+        await put(join(root, "noise.log"), "alpha ignored\n");
+        await put(join(root, "docs/e.md"), "alpha five\n");
+        // A repository, whose ignore rules apply: `.gitignore` and `.git/info/exclude`.
+        await put(join(root, ".git/info/exclude"), "# nothing\n");
+        // Stamps of what is older than the racy window are known: only a real change tells.
+        await pastRacyWindow();
+        const filesystem = backend.create();
+        const workers = filesystem.indexWorkers!;
+        assert.ok(workers.listTree !== undefined, "the backend lists the tree in a worker");
+        let listed!: () => void;
+        const listing = new Promise<void>((resolve) => (listed = resolve));
+        const session = await createSession({
+          workingDirectory: root,
+          filesystem: {
+            ...filesystem,
+            indexWorkers: {
+              ...workers,
+              listTree: async (job) => {
+                const answer = await workers.listTree!(job);
+                listed();
+                return answer;
+              },
+            },
+          },
+          skillRoot: null,
+          searchIndex: {
+            cacheDirectory: null,
+            watch: async (path, handlers, options) => {
+              await listing;
+              await put(join(root, "src/new.ts"), "alpha new\n");
+              await fs.rm(join(root, "docs/b.md"));
+              await fs.writeFile(join(root, ".gitignore"), "*.txt\n");
+              await fs.writeFile(join(root, ".git/info/exclude"), "*.md\n");
+              return await watchTree(path, handlers, options);
+            },
+          },
+        });
+        const index = session.searchIndex!;
+        await index.ready;
+        const indexed = finalizeToolset({ session });
+        const plain = finalizeToolset({
+          session: await createSession({
+            workingDirectory: root,
+            filesystem: backend.create(),
+            skillRoot: null,
+          }),
+        });
+        const grep = await assertSameAnswer(
+          indexed,
+          plain,
+          "grep",
+          { pattern: "alpha", mode: "files_with_matches" },
+          () => "after changes between the listing and the watch",
+        );
+        assert.deepEqual(
+          [...(grep.data as { readonly files: readonly string[] }).files].sort(),
+          ["noise.log", "src/a.ts", "src/new.ts"],
+        );
+        await assertSameAnswer(indexed, plain, "glob", { pattern: "**/*" }, () => "glob");
+        assert.equal(index.stats().searches.indexed, 2);
+        await index.close();
+      } finally {
+        await dir.cleanup();
+      }
+    },
+  );
+}
