@@ -139,16 +139,16 @@ export type {
   SegmentJob,
   StampAnswer,
   StampJob,
-} from "./src/index/jobs.ts";
+} from "./src/search/index/jobs.ts";
 export type {
   SearchIndexHandle,
   SearchIndexOptions,
   SearchIndexState,
   SearchIndexStats,
-} from "./src/backends/search_index.ts";
+} from "./src/index/search_index.ts";
 export type { IndexCacheStats } from "./src/index/cache_store.ts";
-export type { Segment } from "./src/index/segment.ts";
-export type { TreeWatcher, WatchHandlers, WatchTree, WatchTreeOptions } from "./src/index/watch.ts";
+export type { Segment } from "./src/search/index/segment.ts";
+export type { TreeWatcher, WatchHandlers, WatchTree, WatchTreeOptions } from "./src/backends/watch.ts";
 export type {
   ProcessBackend,
   ProcessExit,

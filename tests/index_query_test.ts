@@ -6,9 +6,9 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { foldBytes, indexQuery } from "../src/index/query.ts";
-import type { IndexQuery } from "../src/index/query.ts";
-import { SegmentBuilder, segmentCandidates } from "../src/index/segment.ts";
+import { foldBytes, indexQuery } from "../src/search/index/query.ts";
+import type { IndexQuery } from "../src/search/index/query.ts";
+import { SegmentBuilder, segmentCandidates } from "../src/search/index/segment.ts";
 import { compileMatcher } from "../src/search/matcher.ts";
 import { RE2JS } from "re2js";
 import { mulberry32 } from "./shell_oracle.ts";

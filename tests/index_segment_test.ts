@@ -5,14 +5,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { indexQuery } from "../src/index/query.ts";
+import { indexQuery } from "../src/search/index/query.ts";
 import {
   MAX_SEGMENT_FILES,
   type Segment,
   SegmentBuilder,
   segmentCandidates,
   segmentMemory,
-} from "../src/index/segment.ts";
+} from "../src/search/index/segment.ts";
 
 const encoder = new TextEncoder();
 

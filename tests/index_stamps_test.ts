@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { RACY_MS, sameStamp, STAMP_FIELDS, writeStamp } from "../src/index/stamps.ts";
+import { RACY_MS, sameStamp, STAMP_FIELDS, writeStamp } from "../src/search/index/stamps.ts";
 
 const old = { dev: 2049, ino: 12, size: 40, mtimeMs: 1_000_500.25, ctimeMs: 1_000_929.934 };
 const later = old.ctimeMs + RACY_MS + 1;

@@ -19,7 +19,7 @@ import {
   type TreeWatcher,
   type Watches,
   type WatchTree,
-} from "../src/index/watch.ts";
+} from "../src/backends/watch.ts";
 import { watchTreeNode } from "../src/backends/node/watch.ts";
 import { defaultWatchTree as watchTree } from "#default-backends";
 import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";

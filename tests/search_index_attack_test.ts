@@ -11,7 +11,7 @@ import { appendFile, mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createSession, finalizeToolset } from "../mod.ts";
 import type { AsyncFileSystem, SearchIndexOptions } from "../mod.ts";
-import type { TreeWatcher } from "../src/index/watch.ts";
+import type { TreeWatcher } from "../src/backends/watch.ts";
 import { backendFixtures, type Layout, sh } from "./helpers.ts";
 
 /** The disk backends (the memory one has no search workers, so no index). */

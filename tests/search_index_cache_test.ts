@@ -15,11 +15,12 @@ import process from "node:process";
 import { createSession, finalizeToolset } from "../mod.ts";
 import type { AsyncFileSystem, SearchIndexOptions } from "../mod.ts";
 import type { IndexWorkers } from "../src/backends/filesystem.ts";
-import { cacheFileName, privacyProblem, readCacheFile } from "../src/index/cache_directory.ts";
+import { privacyProblem, readCacheFile } from "../src/index/cache_directory.ts";
+import { cacheFileName } from "../src/search/index/cache_location.ts";
 import { CACHE_FORMAT_VERSION, decodeCache, encodeCache } from "../src/index/cache_format.ts";
 import type { CachedIndex } from "../src/index/cache_format.ts";
-import { SegmentBuilder } from "../src/index/segment.ts";
-import { STAMP_FIELDS } from "../src/index/stamps.ts";
+import { SegmentBuilder } from "../src/search/index/segment.ts";
+import { STAMP_FIELDS } from "../src/search/index/stamps.ts";
 import { walkOrder } from "../src/search/walk.ts";
 import { sh, tempDir } from "./helpers.ts";
 import {

@@ -17,8 +17,8 @@ import {
   type SearchIndexHandle,
   type SearchIndexOptions,
 } from "../mod.ts";
-import type { TreeWatcher, WatchHandlers } from "../src/index/watch.ts";
-import { RACY_MS } from "../src/index/stamps.ts";
+import type { TreeWatcher, WatchHandlers } from "../src/backends/watch.ts";
+import { RACY_MS } from "../src/search/index/stamps.ts";
 import { sh, tempDir } from "./helpers.ts";
 import {
   assertSameAnswer,

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import type { AsyncFileSystem, FinalizedToolset, ToolResult } from "../mod.ts";
 import { createNodeFileSystem, type DiskFileSystemOptions } from "../node.ts";
 import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
-import { RACY_MS } from "../src/index/stamps.ts";
+import { RACY_MS } from "../src/search/index/stamps.ts";
 
 /** Whether the tests run as root, whom mode 000 does not stop (asked of `id`: Deno's flags here refuse the uid). */
 export const runningAsRoot: boolean = (await sh("id -u")).trim() === "0";

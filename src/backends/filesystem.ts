@@ -16,7 +16,7 @@ import type {
   StampJob,
   TreeListAnswer,
   TreeListJob,
-} from "../index/jobs.ts";
+} from "../search/index/jobs.ts";
 
 /** The search workers' side of the search index (see `search_index.ts`). */
 export interface IndexWorkers {

@@ -7,7 +7,7 @@
 import type { AsyncFileSystem } from "../backends/filesystem.ts";
 import type { ProcessBackend } from "../backends/process.ts";
 import type { ProcessEnding } from "../backends/pid_namespace/choose.ts";
-import type { SearchIndexHandle } from "../backends/search_index.ts";
+import type { SearchIndexHandle } from "../index/search_index.ts";
 import type { CheckedPath, PathAccess, PathIntent } from "../path/mod.ts";
 import type { ProgressSink } from "./result.ts";
 

@@ -7,8 +7,8 @@
  *   `$HOME/.cache/openwork-tools/search-index`, from the session's
  *   environment (no `os.homedir()`: under Deno's narrow flags that needs a
  *   grant the session does not have). One file per working directory, named
- *   for a hash of its real path ({@link cacheFileName}); the full path is
- *   stored inside and compared on load.
+ *   for a hash of its real path (see `search/index/cache_location.ts`); the
+ *   full path is stored inside and compared on load.
  * - **Private.** The directory is made with mode 0700 and must be, by
  *   `lstat`, a directory (not a link) of this user that no one else may
  *   enter; a cache file must be, by `lstat` and again by `fstat` once
@@ -21,15 +21,12 @@
  *
  * @module
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, realpath, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { permissionState } from "../runtime/checks.ts";
-
-/** The folder below the user's cache directory. */
-const CACHE_FOLDER = "openwork-tools/search-index";
 
 /** What {@link privacyProblem} looks at (as `lstat` and `fstat` give it). */
 export interface OwnedStats {
@@ -38,49 +35,6 @@ export interface OwnedStats {
   isSymbolicLink(): boolean;
   readonly uid: number;
   readonly mode: number;
-}
-
-/**
- * The default cache directory for a session's environment, or `null` when
- * it names no absolute cache or home directory.
- *
- * @example
- * ```ts
- * import { defaultCacheDirectory } from "./cache_directory.ts";
- *
- * console.log(defaultCacheDirectory({ HOME: "/home/ann" }));
- * // "/home/ann/.cache/openwork-tools/search-index"
- * console.log(defaultCacheDirectory({ HOME: "/home/ann", XDG_CACHE_HOME: "/var/cache/ann" }));
- * // "/var/cache/ann/openwork-tools/search-index"
- * ```
- */
-export function defaultCacheDirectory(
-  environment: Readonly<Record<string, string>>,
-): string | null {
-  const cache = environment.XDG_CACHE_HOME;
-  if (cache?.startsWith("/")) return `${trimSlash(cache)}/${CACHE_FOLDER}`;
-  const home = environment.HOME;
-  if (home?.startsWith("/")) return `${trimSlash(home)}/.cache/${CACHE_FOLDER}`;
-  return null;
-}
-
-function trimSlash(path: string): string {
-  return path.length > 1 && path.endsWith("/") ? path.replace(/\/+$/, "") || "/" : path;
-}
-
-/**
- * The name of the cache file of the working directory whose real path is
- * `root`.
- *
- * @example
- * ```ts
- * import { cacheFileName } from "./cache_directory.ts";
- *
- * console.log(cacheFileName("/srv/repo")); // "index-" and 32 hex digits, then ".bin"
- * ```
- */
-export function cacheFileName(root: string): string {
-  return `index-${createHash("sha256").update(root).digest("hex").slice(0, 32)}.bin`;
 }
 
 /**

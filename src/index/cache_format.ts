@@ -16,9 +16,9 @@
  */
 import { createHash } from "node:crypto";
 import { walkOrder } from "../search/walk.ts";
-import { GRAM_KEYS, MAX_SEGMENT_FILES } from "./segment.ts";
-import type { Segment } from "./segment.ts";
-import { STAMP_FIELDS } from "./stamps.ts";
+import { GRAM_KEYS, MAX_SEGMENT_FILES } from "../search/index/segment.ts";
+import type { Segment } from "../search/index/segment.ts";
+import { STAMP_FIELDS } from "../search/index/stamps.ts";
 
 /** The version of the layout; a cache of any other version is refused (and the index built). */
 export const CACHE_FORMAT_VERSION = 1;

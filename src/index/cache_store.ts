@@ -10,13 +10,12 @@
  */
 import { clearTimeout, setTimeout } from "node:timers";
 import {
-  cacheFileName,
   currentUid,
-  defaultCacheDirectory,
   prepareCacheDirectory,
   readCacheFile,
   writeCacheFile,
 } from "./cache_directory.ts";
+import { cacheFileName, defaultCacheDirectory } from "../search/index/cache_location.ts";
 import { decodeCache, encodeCache } from "./cache_format.ts";
 import type { CachedIndex } from "./cache_format.ts";
 import type { ForbiddenDirectory } from "./cache_directory.ts";

@@ -9,7 +9,7 @@
  */
 import "../deno/permission_query.ts"; // registers Deno's answer to permissionState
 import type { AsyncFileSystem } from "../filesystem.ts";
-import type { WatchTree } from "../../index/watch.ts";
+import type { WatchTree } from "../watch.ts";
 import { watchTreeNode } from "../node/watch.ts";
 import { watchTreeDeno } from "../deno/watch.ts";
 import type { ProcessBackend } from "../process.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { AsyncFileSystem } from "../filesystem.ts";
-import type { WatchTree } from "../../index/watch.ts";
+import type { WatchTree } from "../watch.ts";
 import { watchTreeNode } from "../node/watch.ts";
 import type { ProcessBackend } from "../process.ts";
 import { createNodeFileSystem } from "../node/filesystem.ts";

@@ -10,7 +10,7 @@ import { hostGitExcludesPaths } from "../host_text.ts";
 import { hostEnvironment, permissionState } from "../../runtime/checks.ts";
 import { HOST_VARIABLES } from "../../runtime/host_variables.ts";
 import { indexPermissionPaths } from "./index_permissions.ts";
-import { defaultCacheDirectory } from "../../index/cache_directory.ts";
+import { defaultCacheDirectory } from "../../search/index/cache_location.ts";
 import { findProgram } from "../../runtime/platform.ts";
 import type { SandboxOptions } from "../../runtime/sandbox.ts";
 import { realpathSync } from "node:fs";

@@ -23,7 +23,7 @@ import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { temporaryFenceDirectory } from "../../index/watch.ts";
+import { temporaryFenceDirectory } from "../watch.ts";
 import { type PermissionQuery, permissionState } from "../../runtime/checks.ts";
 
 /**

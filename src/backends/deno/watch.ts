@@ -17,7 +17,7 @@ import {
   type Watches,
   type WatchHandlers,
   type WatchTreeOptions,
-} from "../../index/watch.ts";
+} from "../watch.ts";
 import { makeFenceDirectory } from "./index_permissions.ts";
 
 /**

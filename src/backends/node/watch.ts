@@ -31,7 +31,7 @@ import {
   type Watches,
   type WatchHandlers,
   type WatchTreeOptions,
-} from "../../index/watch.ts";
+} from "../watch.ts";
 
 /**
  * Watches `root` (an absolute real path) with one `fs.watch` per directory

@@ -9,8 +9,8 @@
  */
 import { WalkSync } from "../../search/walk.ts";
 import type { IgnoreState, WalkSyncIO } from "../../search/walk.ts";
-import { STAMP_FIELDS, writeStamp } from "../../index/stamps.ts";
-import type { TreeListAnswer, TreeListJob } from "../../index/jobs.ts";
+import { STAMP_FIELDS, writeStamp } from "../../search/index/stamps.ts";
+import type { TreeListAnswer, TreeListJob } from "../../search/index/jobs.ts";
 import { workerWalkIO } from "./unit.ts";
 import type { ListSync, StampStat, StatSync, VerifiedDirectories } from "./unit.ts";
 

@@ -24,7 +24,7 @@ import type {
   StampJob,
   TreeListAnswer,
   TreeListJob,
-} from "../../index/jobs.ts";
+} from "../../search/index/jobs.ts";
 
 interface Slot {
   readonly worker: Worker;

@@ -19,7 +19,7 @@ import type { SearchPool, TreeStart } from "./pool.ts";
 import type { TreeHit, TreeWalk } from "../filesystem.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
-import type { FilesJob, SegmentJob, StampJob, TreeListJob } from "../../index/jobs.ts";
+import type { FilesJob, SegmentJob, StampJob, TreeListJob } from "../../search/index/jobs.ts";
 import { STOP, UnitSteps } from "./unit.ts";
 import type { ListSync, TreeSelect, TreeUnit } from "./unit.ts";
 import { Routes } from "../descriptor_route.ts";

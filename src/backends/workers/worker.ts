@@ -16,7 +16,7 @@ import { READ_FLAGS, runUnit, VerifiedDirectories, workerWalkIO } from "./unit.t
 import type { ListSync, StatSync, UnitJob, WorkerReady } from "./unit.ts";
 import type { ScanResult } from "../../search/scan.ts";
 import { CHUNK, head, headIsBinary, matcherFor, readWhole, scanOne } from "./scan_file.ts";
-import { SegmentBuilder } from "../../index/segment.ts";
+import { SegmentBuilder } from "../../search/index/segment.ts";
 import type {
   FilesAnswer,
   FilesJob,
@@ -26,9 +26,9 @@ import type {
   StampJob,
   TreeListAnswer,
   TreeListJob,
-} from "../../index/jobs.ts";
+} from "../../search/index/jobs.ts";
 import { listTree } from "./list_tree.ts";
-import { STAMP_FIELDS, writeStamp } from "../../index/stamps.ts";
+import { STAMP_FIELDS, writeStamp } from "../../search/index/stamps.ts";
 
 /**
  * A file's bytes for the index, or `null` when it is not indexed: unreadable,

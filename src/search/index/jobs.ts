@@ -7,8 +7,8 @@
  * @module
  */
 import type { Segment } from "./segment.ts";
-import type { ScanRequest, ScanResult } from "../search/scan.ts";
-import type { IgnoreState } from "../search/walk.ts";
+import type { ScanRequest, ScanResult } from "../scan.ts";
+import type { IgnoreState } from "../walk.ts";
 
 /**
  * Walks the whole tree below a directory by the walk's rules, in one

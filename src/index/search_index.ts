@@ -50,27 +50,33 @@
  *
  * @module
  */
-import type { AsyncFileSystem, IndexWorkers, TreeGlob, TreeHit, TreeSearch } from "./filesystem.ts";
+import type {
+  AsyncFileSystem,
+  IndexWorkers,
+  TreeGlob,
+  TreeHit,
+  TreeSearch,
+} from "../backends/filesystem.ts";
 import type { CheckedPath } from "../path/checked_path.ts";
 import { unwrapCheckedPath } from "../path/checked_path.ts";
 import { checkedChild } from "../path/mod.ts";
-import { checkedWalkIO } from "./thread_search.ts";
+import { checkedWalkIO } from "../backends/thread_search.ts";
 import { Walk, walkOrder } from "../search/walk.ts";
 import type { IgnoreState, WalkIO } from "../search/walk.ts";
 import { globFilter, globMatcher } from "../search/glob_filter.ts";
 import { resultCount } from "../search/scan.ts";
 import type { ScanRequest } from "../search/scan.ts";
-import { indexQuery } from "../index/query.ts";
-import type { IndexQuery } from "../index/query.ts";
-import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../index/segment.ts";
-import type { Segment } from "../index/segment.ts";
-import { sameStamp, STAMP_FIELDS } from "../index/stamps.ts";
-import type { TreeWatcher, WatchHandlers, WatchTree } from "../index/watch.ts";
+import { indexQuery } from "../search/index/query.ts";
+import type { IndexQuery } from "../search/index/query.ts";
+import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../search/index/segment.ts";
+import type { Segment } from "../search/index/segment.ts";
+import { sameStamp, STAMP_FIELDS } from "../search/index/stamps.ts";
+import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts";
 import { setImmediate } from "node:timers";
-import { IndexCache } from "../index/cache_store.ts";
-import type { IndexCacheStats } from "../index/cache_store.ts";
-import { IN_NO_SEGMENT, NOT_INDEXED } from "../index/cache_format.ts";
-import type { CachedIndex, CachedSegment } from "../index/cache_format.ts";
+import { IndexCache } from "./cache_store.ts";
+import type { IndexCacheStats } from "./cache_store.ts";
+import { IN_NO_SEGMENT, NOT_INDEXED } from "./cache_format.ts";
+import type { CachedIndex, CachedSegment } from "./cache_format.ts";
 
 /** Options of a session's search index (`createSession({ searchIndex })`). */
 export interface SearchIndexOptions {
