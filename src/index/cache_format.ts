@@ -19,6 +19,7 @@ import { walkOrder } from "../search/walk.ts";
 import { GRAM_KEYS, MAX_SEGMENT_FILES } from "../search/index/segment.ts";
 import type { Segment } from "../search/index/segment.ts";
 import { STAMP_FIELDS } from "../search/index/stamps.ts";
+import { IN_NO_SEGMENT, NOT_INDEXED } from "./entries.ts";
 
 /** The version of the layout; a cache of any other version is refused (and the index built). */
 export const CACHE_FORMAT_VERSION = 1;
@@ -31,11 +32,6 @@ const CHECKSUM_BYTES = 32;
 const HASH_SLICE = 16 * 1024 * 1024;
 /** Most bytes of a header: far more than any real one. */
 const MAX_HEADER = 1024 * 1024;
-
-/** A file's place in no segment: a candidate of every search. */
-export const IN_NO_SEGMENT = -1;
-/** A file whose content is not indexed yet: read again on load. */
-export const NOT_INDEXED = -2;
 
 /** A segment of a cached index, and the file number of each of its local ids (-1: dead). */
 export interface CachedSegment {

@@ -62,6 +62,14 @@ import { unwrapCheckedPath } from "../path/checked_path.ts";
 import { checkedChild } from "../path/mod.ts";
 import { checkedWalkIO } from "../backends/thread_search.ts";
 import { Walk, walkOrder } from "../search/walk.ts";
+import {
+  EntryTable,
+  IN_NO_SEGMENT,
+  joinDisplay,
+  nameOf,
+  NOT_INDEXED,
+  parentOf,
+} from "./entries.ts";
 import type { IgnoreState, WalkIO } from "../search/walk.ts";
 import { globFilter, globMatcher } from "../search/glob_filter.ts";
 import { resultCount } from "../search/scan.ts";
@@ -75,7 +83,6 @@ import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts
 import { setImmediate } from "node:timers";
 import { IndexCache } from "./cache_store.ts";
 import type { IndexCacheStats } from "./cache_store.ts";
-import { IN_NO_SEGMENT, NOT_INDEXED } from "./cache_format.ts";
 import type { CachedIndex, CachedSegment } from "./cache_format.ts";
 
 /** Options of a session's search index (`createSession({ searchIndex })`). */
@@ -200,23 +207,6 @@ function entryMemory(display: string): number {
   return ENTRY_BYTES + 2 * display.length;
 }
 
-interface FileRecord {
-  readonly display: string;
-  /** Index of its segment; -1: in none (a candidate of every search); -2: not indexed yet. */
-  segment: number;
-  local: number;
-  bytes: number;
-}
-
-interface DirectoryRecord {
-  readonly kind: "directory";
-  /** The ignore rules in force in its parent (the walk's state when it met the directory). */
-  outer: IgnoreState | null;
-  readonly children: Map<string, "file" | "directory">;
-}
-
-type Entry = { readonly kind: "file"; readonly id: number } | DirectoryRecord;
-
 interface SegmentSlot {
   readonly segment: Segment;
   /** File id of each local id; -1 once dead. */
@@ -231,19 +221,6 @@ function sameIgnore(a: IgnoreState | null, b: IgnoreState | null): boolean {
   if (a.inRepository !== b.inRepository || a.userExcludes !== b.userExcludes) return false;
   if (a.sources.length !== b.sources.length) return false;
   return a.sources.every((s, i) => s.base === b.sources[i].base && s.text === b.sources[i].text);
-}
-
-function parentOf(display: string): string {
-  const slash = display.lastIndexOf("/");
-  return slash === -1 ? "." : display.slice(0, slash);
-}
-
-function nameOf(display: string): string {
-  return display.slice(display.lastIndexOf("/") + 1);
-}
-
-function join(directory: string, name: string): string {
-  return directory === "." ? name : `${directory}/${name}`;
 }
 
 /** Where a path under a `.git` directory matters to the walk's ignore rules. */
@@ -290,14 +267,7 @@ export class SearchIndex {
   /** Walks of the tree under way (see {@link #changedPath}). */
   #walking = 0;
 
-  #entries = new Map<string, Entry>();
-  /** Every entry but the working directory, in walk order, and its file id (-1: a directory). */
-  #sorted: string[] = [];
-  #sortedIds: number[] = [];
-  #files: (FileRecord | null)[] = [];
-  /** The stamp of each file id as its content was read (NaN: unknown, or not read yet). */
-  #stamps = new Float64Array(0);
-  #freeIds: number[] = [];
+  #table = new EntryTable(null);
   #segments: (SegmentSlot | null)[] = [];
   /** Files in no segment: candidates of every search. */
   #always = new Set<number>();
@@ -409,12 +379,7 @@ export class SearchIndex {
 
   /** A snapshot; see {@link SearchIndexStats}. */
   stats(): SearchIndexStats {
-    let files = 0;
-    let directories = 0;
-    for (const entry of this.#entries.values()) {
-      if (entry.kind === "file") files++;
-      else directories++;
-    }
+    const { files, directories } = this.#table.counts();
     return {
       state: this.#state === "ready" && this.#resyncing ? "rebuilding" : this.#state,
       files,
@@ -466,12 +431,7 @@ export class SearchIndex {
   }
 
   #clear(): void {
-    this.#entries = new Map();
-    this.#sorted = [];
-    this.#sortedIds = [];
-    this.#files = [];
-    this.#stamps = new Float64Array(0);
-    this.#freeIds = [];
+    this.#table = new EntryTable(null);
     this.#segments = [];
     this.#always = new Set();
     this.#bytes = 0;
@@ -633,7 +593,7 @@ export class SearchIndex {
       if (!current()) return;
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
       if (!this.#take(entryMemory("."))) return;
-      this.#entries.set(".", { kind: "directory", outer, children: new Map() });
+      this.#table = new EntryTable(outer);
       // The cache file is read while the tree is walked. Without stamps it could not be proved
       // fresh short of reading every file.
       const loading = this.#workers!.stampFiles === undefined
@@ -725,8 +685,8 @@ export class SearchIndex {
       display = path.slice(root === "/" ? 1 : root.length + 1);
     } else return;
     if (
-      this.#walking > 0 || GIT_RULES.test(display) || this.#entries.has(display) ||
-      this.#entries.get(parentOf(display))?.kind === "directory"
+      this.#walking > 0 || GIT_RULES.test(display) || this.#table.get(display) !== undefined ||
+      this.#table.get(parentOf(display))?.kind === "directory"
     ) this.#markDirty(display);
   }
 
@@ -751,59 +711,6 @@ export class SearchIndex {
 
   // ---- entries ----
 
-  /** Index in {@link #sorted} of the first entry not before `display`. */
-  #lowerBound(display: string): number {
-    const sorted = this.#sorted;
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (walkOrder(sorted[mid], display) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** The entries strictly below a directory: `[from, to)` of {@link #sorted}. */
-  #range(directory: string): [number, number] {
-    if (directory === ".") return [0, this.#sorted.length];
-    let from = this.#lowerBound(directory);
-    if (this.#sorted[from] === directory) from++;
-    const prefix = `${directory}/`;
-    let to = from;
-    while (to < this.#sorted.length && this.#sorted[to].startsWith(prefix)) to++;
-    return [from, to];
-  }
-
-  #insert(display: string, id: number): void {
-    const sorted = this.#sorted;
-    const last = sorted.length - 1;
-    if (last < 0 || walkOrder(sorted[last], display) < 0) {
-      sorted.push(display);
-      this.#sortedIds.push(id);
-      return;
-    }
-    const at = this.#lowerBound(display);
-    sorted.splice(at, 0, display);
-    this.#sortedIds.splice(at, 0, id);
-  }
-
-  #addFile(display: string): number {
-    const id = this.#freeIds.pop() ?? this.#files.length;
-    this.#files[id] = { display, segment: -2, local: 0, bytes: 0 };
-    if (this.#stamps.length < (id + 1) * STAMP_FIELDS) {
-      const grown = new Float64Array(Math.max(1024, 2 * (id + 1)) * STAMP_FIELDS).fill(NaN);
-      grown.set(this.#stamps);
-      this.#stamps = grown;
-    }
-    this.#stamps.fill(NaN, id * STAMP_FIELDS, (id + 1) * STAMP_FIELDS);
-    this.#entries.set(display, { kind: "file", id });
-    this.#insert(display, id);
-    const parent = this.#entries.get(parentOf(display));
-    if (parent?.kind === "directory") parent.children.set(nameOf(display), "file");
-    return id;
-  }
-
   #addDirectory(display: string, outer: IgnoreState | null): void {
     const looking = this.#looking;
     if (looking !== null) {
@@ -814,15 +721,12 @@ export class SearchIndex {
       }
       looking.made.add(display);
     }
-    this.#entries.set(display, { kind: "directory", outer, children: new Map() });
-    this.#insert(display, -1);
-    const parent = this.#entries.get(parentOf(display));
-    if (parent?.kind === "directory") parent.children.set(nameOf(display), "directory");
+    this.#table.addDirectory(display, outer);
   }
 
   /** Takes a file's content out of the index (its segment posting is dead from now on). */
   #unindex(id: number): void {
-    const file = this.#files[id]!;
+    const file = this.#table.file(id)!;
     if (file.segment >= 0) {
       const slot = this.#segments[file.segment]!;
       slot.ids[file.local] = -1;
@@ -830,37 +734,21 @@ export class SearchIndex {
         this.#segments[file.segment] = null;
         this.#memory -= slot.memory;
       }
-    } else if (file.segment === -1) this.#always.delete(id);
+    } else if (file.segment === IN_NO_SEGMENT) this.#always.delete(id);
     this.#bytes -= file.bytes;
     file.bytes = 0;
-    file.segment = -2;
+    file.segment = NOT_INDEXED;
   }
 
   /** Removes an entry, and everything below it for a directory. */
   #remove(display: string): void {
-    const entry = this.#entries.get(display);
-    if (entry === undefined) return;
-    const from = this.#lowerBound(display);
-    let to = from + 1;
-    if (entry.kind === "directory") {
-      const prefix = `${display}/`;
-      while (to < this.#sorted.length && this.#sorted[to].startsWith(prefix)) to++;
-      if (this.#watcher?.perDirectory) this.#watcher.remove(`${this.#rootReal}/${display}`);
+    if (this.#table.get(display)?.kind === "directory" && this.#watcher?.perDirectory) {
+      this.#watcher.remove(`${this.#rootReal}/${display}`);
     }
-    for (let i = from; i < to; i++) {
-      const id = this.#sortedIds[i];
-      this.#entries.delete(this.#sorted[i]);
-      this.#memory -= entryMemory(this.#sorted[i]);
-      if (id >= 0) {
-        this.#unindex(id);
-        this.#files[id] = null;
-        this.#freeIds.push(id);
-      }
-    }
-    this.#sorted.splice(from, to - from);
-    this.#sortedIds.splice(from, to - from);
-    const parent = this.#entries.get(parentOf(display));
-    if (parent?.kind === "directory") parent.children.delete(nameOf(display));
+    this.#table.remove(display, (removed, id) => {
+      this.#memory -= entryMemory(removed);
+      if (id >= 0) this.#unindex(id);
+    });
   }
 
   /**
@@ -894,7 +782,7 @@ export class SearchIndex {
         if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         if (generation !== this.#generation) return [];
         seen?.add(entry.display);
-        const known = this.#entries.get(entry.display);
+        const known = this.#table.get(entry.display);
         if (entry.kind === "directory") {
           if (known?.kind === "directory") {
             known.outer = walk.ignoreState();
@@ -909,7 +797,7 @@ export class SearchIndex {
         if (known?.kind === "file") continue;
         if (known !== undefined) this.#remove(entry.display);
         if (!this.#take(entryMemory(entry.display))) return [];
-        added.push(this.#addFile(entry.display));
+        added.push(this.#table.addFile(entry.display));
         if (batch !== undefined && added.length === SEGMENT_FILES) batch(added.splice(0));
       }
       return added;
@@ -950,7 +838,7 @@ export class SearchIndex {
       for (let i = 0; i < tree.entries.length; i++) {
         const display = tree.entries[i];
         if (!this.#take(entryMemory(display))) return [];
-        if (tree.kinds[i] === 1) added.push(this.#addFile(display));
+        if (tree.kinds[i] === 1) added.push(this.#table.addFile(display));
         else this.#addDirectory(display, tree.outers[directory++]);
       }
       const watcher = await watching;
@@ -1007,7 +895,7 @@ export class SearchIndex {
         signal.throwIfAborted();
         if (generation !== this.#generation) return;
         const batch = batches[next++];
-        const files = batch.map((id) => `${root}/${this.#files[id]!.display}`);
+        const files = batch.map((id) => `${root}/${this.#table.file(id)!.display}`);
         const answer = await workers.buildSegment({ files, maxBytes: MAX_INDEXED_BYTES });
         if (generation !== this.#generation) return;
         if (answer.segment === null) throw new Error(answer.error ?? "a segment failed");
@@ -1030,17 +918,12 @@ export class SearchIndex {
     let live = 0;
     for (let i = 0; i < batch.length; i++) {
       const id = batch[i];
-      const file = this.#files[id];
+      const file = this.#table.file(id);
       // Removed meanwhile, or indexed again by a later change.
-      if (file === null || file === undefined || file.segment !== -2) continue;
-      if (stamps !== undefined) {
-        this.#stamps.set(
-          stamps.subarray(i * STAMP_FIELDS, (i + 1) * STAMP_FIELDS),
-          id * STAMP_FIELDS,
-        );
-      }
+      if (file === null || file === undefined || file.segment !== NOT_INDEXED) continue;
+      if (stamps !== undefined) this.#table.setStamp(id, stamps, i);
       if (locals[i] === -1) {
-        file.segment = -1;
+        file.segment = IN_NO_SEGMENT;
         this.#always.add(id);
         continue;
       }
@@ -1130,19 +1013,21 @@ export class SearchIndex {
     // Both lists are in walk order: one pass over each finds the cached file of each entry.
     let at = 0;
     let n = 0;
-    for (let i = 0; i < this.#sorted.length; i++) {
-      const display = this.#sorted[i];
+    const sorted = this.#table.displays();
+    const sortedIds = this.#table.ids();
+    for (let i = 0; i < sorted.length; i++) {
+      const display = sorted[i];
       while (at < entries.length && walkOrder(entries[at], display) < 0) n += kinds[at++];
-      const id = this.#sortedIds[i];
+      const id = sortedIds[i];
       if (id < 0 || at === entries.length || entries[at] !== display || kinds[at] !== 1) continue;
-      const file = this.#files[id]!;
-      if (file.segment !== -2) continue;
+      const file = this.#table.file(id)!;
+      if (file.segment !== NOT_INDEXED) continue;
       const segment = fileSegments[n];
       if (segment === NOT_INDEXED || !sameStamp(cached.stamps, n, now, n)) continue;
       kept++;
-      this.#stamps.set(now.subarray(n * STAMP_FIELDS, (n + 1) * STAMP_FIELDS), id * STAMP_FIELDS);
+      this.#table.setStamp(id, now, n);
       if (segment === IN_NO_SEGMENT) {
-        file.segment = -1;
+        file.segment = IN_NO_SEGMENT;
         this.#always.add(id);
         continue;
       }
@@ -1177,8 +1062,8 @@ export class SearchIndex {
     }
     this.#cache.proved(kept);
     const pending: number[] = [];
-    for (const id of this.#sortedIds) {
-      if (id >= 0 && this.#files[id]!.segment === -2) pending.push(id);
+    for (const id of this.#table.ids()) {
+      if (id >= 0 && this.#table.file(id)!.segment === NOT_INDEXED) pending.push(id);
     }
     await this.#indexFiles(pending, generation, signal);
     return pending.length > 0 || kept !== fileSegments.length;
@@ -1194,12 +1079,14 @@ export class SearchIndex {
    */
   #snapshot(): CachedIndex | null {
     if (this.#state !== "ready") return null;
-    const count = this.#sorted.length;
+    const table = this.#table;
+    const count = table.length;
     const kinds = new Uint8Array(count);
-    const number = new Int32Array(this.#files.length).fill(-1);
+    const number = new Int32Array(table.idSpace).fill(-1);
+    const sortedIds = table.ids();
     let files = 0;
     for (let i = 0; i < count; i++) {
-      const id = this.#sortedIds[i];
+      const id = sortedIds[i];
       if (id < 0) continue;
       kinds[i] = 1;
       number[id] = files++;
@@ -1215,21 +1102,21 @@ export class SearchIndex {
     const fileLocals = new Int32Array(files);
     const fileBytes = new Int32Array(files);
     const stamps = new Float64Array(files * STAMP_FIELDS);
-    for (let id = 0; id < this.#files.length; id++) {
-      const file = this.#files[id];
+    for (let id = 0; id < table.idSpace; id++) {
+      const file = table.file(id);
       const at = number[id];
       if (file === null || file === undefined || at < 0) continue;
       fileSegments[at] = file.segment >= 0 ? slotOf[file.segment] : file.segment;
       fileLocals[at] = file.local;
       fileBytes[at] = file.bytes;
       stamps.set(
-        this.#stamps.subarray(id * STAMP_FIELDS, (id + 1) * STAMP_FIELDS),
+        table.stamps.subarray(id * STAMP_FIELDS, (id + 1) * STAMP_FIELDS),
         at * STAMP_FIELDS,
       );
     }
     return {
       root: this.#rootReal,
-      entries: this.#sorted.slice(),
+      entries: table.displays().slice(),
       kinds,
       fileSegments,
       fileLocals,
@@ -1314,7 +1201,7 @@ export class SearchIndex {
       // and made again, or one moved into its place): its entries, and a
       // watcher's watches on it, cannot be trusted. The parent's listing
       // walks it again as new.
-      if (this.#entries.get(display)?.kind === "directory") this.#remove(display);
+      if (this.#table.get(display)?.kind === "directory") this.#remove(display);
     }
     // Shallowest first: a directory walked deep, or new, covers what is below it (the whole
     // tree, when the top is).
@@ -1329,13 +1216,13 @@ export class SearchIndex {
     this.#looking = looking;
     try {
       for (const directory of order) {
-        const entry = this.#entries.get(directory);
+        const entry = this.#table.get(directory);
         if (entry === undefined || entry.kind !== "directory") continue;
         const isDeep = deep.has(directory);
         const seen = new Set<string>();
         const known = isDeep
-          ? this.#below(directory)
-          : [...entry.children.keys()].map((name) => join(directory, name));
+          ? this.#table.below(directory)
+          : [...entry.children.keys()].map((name) => joinDisplay(directory, name));
         added.push(
           ...await this.#walkInto(
             directory,
@@ -1355,10 +1242,10 @@ export class SearchIndex {
     // Files whose content changed, still in the index and not just added.
     const again: number[] = [];
     for (const display of files) {
-      const entry = this.#entries.get(display);
+      const entry = this.#table.get(display);
       if (entry?.kind !== "file") continue;
-      const file = this.#files[entry.id]!;
-      if (file.segment === -2) continue;
+      const file = this.#table.file(entry.id)!;
+      if (file.segment === NOT_INDEXED) continue;
       this.#unindex(entry.id);
       again.push(entry.id);
     }
@@ -1372,7 +1259,10 @@ export class SearchIndex {
       if (generation !== this.#generation) return false;
     }
     again.push(...this.#compaction());
-    const pending = [...added.filter((id) => this.#files[id]?.segment === -2), ...again];
+    const pending = [
+      ...added.filter((id) => this.#table.file(id)?.segment === NOT_INDEXED),
+      ...again,
+    ];
     await this.#indexFiles(pending, generation, internal);
     if (generation !== this.#generation || this.#state !== "ready") return false;
     this.#cache.later(() => this.#snapshot());
@@ -1385,28 +1275,25 @@ export class SearchIndex {
    */
   async #restamp(generation: number, signal: AbortSignal): Promise<number[]> {
     const ids: number[] = [];
-    for (const id of this.#sortedIds) if (id >= 0 && this.#files[id]!.segment !== -2) ids.push(id);
-    const displays = ids.map((id) => this.#files[id]!.display);
+    const table = this.#table;
+    for (const id of table.ids()) {
+      if (id >= 0 && table.file(id)!.segment !== NOT_INDEXED) ids.push(id);
+    }
+    const displays = ids.map((id) => table.file(id)!.display);
     const now = await this.#stampPaths(displays, generation, signal);
     if (generation !== this.#generation) return [];
     const changed: number[] = [];
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
-      const file = this.#files[id];
+      const file = this.#table.file(id);
       // Removed meanwhile (its id perhaps given to a new file), or already taken out to be read
       // again.
-      if (file === null || file === undefined || file.segment === -2) continue;
-      if (file.display !== displays[i] || sameStamp(this.#stamps, id, now, i)) continue;
+      if (file === null || file === undefined || file.segment === NOT_INDEXED) continue;
+      if (file.display !== displays[i] || sameStamp(this.#table.stamps, id, now, i)) continue;
       this.#unindex(id);
       changed.push(id);
     }
     return changed;
-  }
-
-  /** Every entry below a directory. */
-  #below(directory: string): string[] {
-    const [from, to] = this.#range(directory);
-    return this.#sorted.slice(from, to);
   }
 
   #needsCompaction(): boolean {
@@ -1455,7 +1342,7 @@ export class SearchIndex {
    */
   #holds(start: CheckedPath, ignore: IgnoreState | null): boolean {
     if (this.#state !== "ready") return false;
-    const entry = this.#entries.get(start.display);
+    const entry = this.#table.get(start.display);
     if (entry?.kind !== "directory") return false;
     if (sameIgnore(entry.outer, ignore)) return true;
     if (
@@ -1468,7 +1355,8 @@ export class SearchIndex {
 
   /** The files under `start` that may match, in walk order, that pass `accept`. */
   #candidates(start: string, query: IndexQuery, accept: (display: string) => boolean): string[] {
-    const mark = new Uint8Array(this.#files.length);
+    const table = this.#table;
+    const mark = new Uint8Array(table.idSpace);
     for (const slot of this.#segments) {
       if (slot === null) continue;
       const locals = segmentCandidates(slot.segment, query);
@@ -1482,11 +1370,13 @@ export class SearchIndex {
       }
     }
     for (const id of this.#always) mark[id] = 1;
-    const [from, to] = this.#range(start);
+    const [from, to] = table.range(start);
+    const sorted = table.displays();
+    const sortedIds = table.ids();
     const found: string[] = [];
     for (let i = from; i < to; i++) {
-      const id = this.#sortedIds[i];
-      if (id >= 0 && mark[id] === 1 && accept(this.#sorted[i])) found.push(this.#sorted[i]);
+      const id = sortedIds[i];
+      if (id >= 0 && mark[id] === 1 && accept(sorted[i])) found.push(sorted[i]);
     }
     return found;
   }
@@ -1524,10 +1414,11 @@ export class SearchIndex {
     if (!await this.#settle(signal) || !this.#holds(start, glob.ignore)) return this.#walk();
     const limit = glob.limit ?? Number.MAX_SAFE_INTEGER;
     const cut = start.display === "." ? 0 : start.display.length + 1;
-    const [from, to] = this.#range(start.display);
+    const [from, to] = this.#table.range(start.display);
+    const sorted = this.#table.displays();
     const found: string[] = [];
     for (let i = from; i < to && found.length < limit; i++) {
-      const display = this.#sorted[i];
+      const display = sorted[i];
       if (matches(display.slice(cut))) found.push(display);
     }
     this.#indexed++;
