@@ -148,7 +148,12 @@ export type {
 } from "./src/index/search_index.ts";
 export type { IndexCacheStats } from "./src/index/cache_store.ts";
 export type { Segment } from "./src/search/index/segment.ts";
-export type { TreeWatcher, WatchHandlers, WatchTree, WatchTreeOptions } from "./src/backends/watch.ts";
+export type {
+  TreeWatcher,
+  WatchHandlers,
+  WatchTree,
+  WatchTreeOptions,
+} from "./src/backends/watch.ts";
 export type {
   ProcessBackend,
   ProcessExit,
