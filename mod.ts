@@ -139,6 +139,8 @@ export type {
   SegmentJob,
   StampAnswer,
   StampJob,
+  TreeListAnswer,
+  TreeListJob,
 } from "./src/search/index/jobs.ts";
 export type {
   SearchIndexHandle,

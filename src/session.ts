@@ -22,7 +22,8 @@ import {
 import { resolvePath } from "./path/resolver.ts";
 import type { SessionRoots } from "./path/resolver.ts";
 import type { PathAccess, PathIntent } from "./path/mod.ts";
-import { indexedFileSystem, SearchIndex } from "./index/search_index.ts";
+import { SearchIndex } from "./index/search_index.ts";
+import { indexedFileSystem } from "./index/indexed_filesystem.ts";
 import type { SearchIndexOptions } from "./index/search_index.ts";
 import {
   checkOptionBag,

@@ -1,6 +1,10 @@
 /**
  * The search index of a session's working directory: what lets `grep` and
- * `glob` answer without reading files that cannot match.
+ * `glob` answer without reading files that cannot match. This module is its
+ * lifecycle and freshness; its parts are the entry table (`entries.ts`), the
+ * answers (`answers.ts`), the cache (`cache_*.ts`) and the decorator of the
+ * file-system contract (`indexed_filesystem.ts`); the parts the search
+ * workers run (segments, queries, stamps, jobs) are in `search/index/`.
  *
  * - **Entries.** The files and directories the walk of `src/search/walk.ts`
  *   visits from the working directory (its ignore rules, `.git` never
@@ -8,13 +12,13 @@
  *   directory, the ignore rules in force in its parent, so that a search
  *   starting there is answered only when the rules it computed afresh are
  *   the same.
- * - **Content.** Segments of gram posting lists (`src/index/segment.ts`)
+ * - **Content.** Segments of gram posting lists (`search/index/segment.ts`)
  *   built in the search workers. Binary, over-size and unreadable files are
  *   in no segment: they are candidates of every search, so the scan gives
  *   their result as the walk's would. A changed file's old posting is marked
  *   dead and its new content goes into a new segment; segments mostly dead,
  *   or small, are rebuilt from their live files.
- * - **Answers.** A pattern's required literals (`src/index/query.ts`) select
+ * - **Answers.** A pattern's required literals (`search/index/query.ts`) select
  *   candidates; the candidates under the start that pass grep's file filter
  *   are scanned by the walk's own scanner in the workers, in walk order, up
  *   to the limit. `glob` matches the entries in walk order. A pattern with no
@@ -29,13 +33,13 @@
  *   watches stand (a runtime that drops events past a small channel), the
  *   index looks at the whole tree again in the background, keeping what it
  *   has read: every directory listed, every file's stamp
- *   (`src/index/stamps.ts`) compared with the one taken when it was read,
+ *   (`search/index/stamps.ts`) compared with the one taken when it was read,
  *   and only the files that differ read again; searches walk meanwhile.
  *   When the watcher cannot vouch at all (overflow, an error, a fence that
  *   does not return), the index is built again in the background and
  *   searches walk meanwhile.
  * - **Cache.** A build reads the cache file of the working directory
- *   (`src/index/cache_store.ts`) while it walks the tree, and proves the
+ *   (`cache_store.ts`) while it walks the tree, and proves the
  *   cache fresh before any answer rests on it: the entries are the walk's
  *   alone (every directory listed by the walk's rules, its ignore files read
  *   afresh, so a changed rule source changes the entries exactly as a build
@@ -72,8 +76,6 @@ import {
 } from "./entries.ts";
 import type { IgnoreState, WalkIO } from "../search/walk.ts";
 import { globFilter, globMatcher } from "../search/glob_filter.ts";
-import { resultCount } from "../search/scan.ts";
-import type { ScanRequest } from "../search/scan.ts";
 import { indexQuery } from "../search/index/query.ts";
 import type { IndexQuery } from "../search/index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../search/index/segment.ts";
@@ -82,6 +84,7 @@ import { sameStamp, STAMP_FIELDS } from "../search/index/stamps.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts";
 import { setImmediate } from "node:timers";
 import { IndexCache } from "./cache_store.ts";
+import { globEntries, scanCandidates } from "./answers.ts";
 import type { IndexCacheStats } from "./cache_store.ts";
 import type { CachedIndex, CachedSegment } from "./cache_format.ts";
 
@@ -180,11 +183,6 @@ const DEFAULT_MEMORY_LIMIT = 1024 * 1024 * 1024;
 const SEGMENT_FILES = Math.min(4096, MAX_SEGMENT_FILES);
 /** Segments built at once. */
 const BUILDS_AT_ONCE = 2;
-/** Candidates in the first batch scanned; each next batch doubles, up to the last. */
-const FIRST_SCAN = 32;
-const LAST_SCAN = 1024;
-/** Scan batches in flight at once. */
-const SCANS_AT_ONCE = 4;
 /** Segments smaller than this count as small; past {@link SMALL_SEGMENTS} of them, they merge. */
 const SMALL_SEGMENT = 1024;
 const SMALL_SEGMENTS = 16;
@@ -1400,7 +1398,8 @@ export class SearchIndex {
     if (!await this.#settle(signal) || !this.#holds(start, search.ignore)) return this.#walk();
     const files = this.#candidates(start.display, query, globFilter(search.glob));
     this.#indexed++;
-    return this.#scan(files, request, search.limit ?? Number.MAX_SAFE_INTEGER, signal);
+    const limit = search.limit ?? Number.MAX_SAFE_INTEGER;
+    return scanCandidates(this.#workers!, this.#rootReal, files, request, limit, signal);
   }
 
   /** `glob`'s listing from the index, or `null` when the index cannot answer it. */
@@ -1412,135 +1411,12 @@ export class SearchIndex {
     if (!this.#answers(start) || this.#resyncing) return this.#walk();
     const matches = globMatcher(glob.pattern);
     if (!await this.#settle(signal) || !this.#holds(start, glob.ignore)) return this.#walk();
-    const limit = glob.limit ?? Number.MAX_SAFE_INTEGER;
-    const cut = start.display === "." ? 0 : start.display.length + 1;
-    const [from, to] = this.#table.range(start.display);
-    const sorted = this.#table.displays();
-    const found: string[] = [];
-    for (let i = from; i < to && found.length < limit; i++) {
-      const display = sorted[i];
-      if (matches(display.slice(cut))) found.push(display);
-    }
     this.#indexed++;
-    return (async function* () {
-      for (let i = 0; i < found.length; i += 512) yield found.slice(i, i + 512);
-    })();
+    return globEntries(this.#table, start.display, matches, glob.limit ?? Number.MAX_SAFE_INTEGER);
   }
 
   #walk(): null {
     this.#walked++;
     return null;
   }
-
-  /** Scans candidate files in the workers, yielding in their order what the walk's search would. */
-  async *#scan(
-    files: readonly string[],
-    request: ScanRequest,
-    limit: number,
-    signal: AbortSignal,
-  ): AsyncGenerator<TreeHit[]> {
-    const workers = this.#workers!;
-    const root = this.#rootReal === "/" ? "" : this.#rootReal;
-    const flags = new SharedArrayBuffer(4);
-    const stop = () => Atomics.store(new Int32Array(flags), 0, 1);
-    signal.addEventListener("abort", stop, { once: true });
-    const inFlight: { from: number; answer: ReturnType<IndexWorkers["scanFiles"]> }[] = [];
-    let next = 0;
-    let size = FIRST_SCAN;
-    const send = () => {
-      while (inFlight.length < SCANS_AT_ONCE && next < files.length) {
-        const batch = files.slice(next, next + size);
-        const answer = workers.scanFiles({
-          files: batch.map((display) => `${root}/${display}`),
-          request,
-          flags,
-        });
-        answer.catch(() => {});
-        inFlight.push({ from: next, answer });
-        next += batch.length;
-        size = Math.min(size * 2, LAST_SCAN);
-      }
-    };
-    let found = 0;
-    try {
-      send();
-      while (inFlight.length > 0) {
-        const { from, answer } = inFlight.shift()!;
-        const { results, error } = await answer;
-        signal.throwIfAborted();
-        if (error !== undefined) throw new Error(error);
-        const hits: TreeHit[] = [];
-        for (let i = 0; i < results.length; i++) {
-          const result = results[i];
-          if (result === null) continue;
-          hits.push({ display: files[from + i], result });
-          found += resultCount(result, request.mode);
-          if (found >= limit) break;
-        }
-        if (hits.length > 0) yield hits;
-        if (found >= limit) return;
-        send();
-      }
-    } finally {
-      stop();
-      signal.removeEventListener("abort", stop);
-      await Promise.allSettled(inFlight.map((job) => job.answer));
-    }
-  }
-}
-
-/**
- * A file system whose tree searches answer from `index` when it can, and
- * whose changes mark the index at once; everything else is `filesystem`'s.
- */
-export function indexedFileSystem(
-  filesystem: AsyncFileSystem,
-  index: SearchIndex,
-): AsyncFileSystem {
-  const touched = (path: CheckedPath) => {
-    if (path.rootKind === "working_directory") index.touched(path.display);
-  };
-  const wrapped: AsyncFileSystem = {
-    realPath: (path) => filesystem.realPath(path),
-    lstat: (path) => filesystem.lstat(path),
-    stat: (path) => filesystem.stat(path),
-    readDir: (path) => filesystem.readDir(path),
-    readFile: (path, options) => filesystem.readFile(path, options),
-    readChunks: (path, options) => filesystem.readChunks(path, options),
-    async writeFileAtomic(path, data, options) {
-      try {
-        await filesystem.writeFileAtomic(path, data, options);
-      } finally {
-        touched(path);
-      }
-    },
-    async mkdir(path) {
-      try {
-        await filesystem.mkdir(path);
-      } finally {
-        touched(path);
-      }
-    },
-    async remove(path, options) {
-      try {
-        await filesystem.remove(path, options);
-      } finally {
-        touched(path);
-      }
-    },
-    prepareSearch: () => filesystem.prepareSearch?.(),
-    async *searchTree(start, search, signal = new AbortController().signal) {
-      const answer = await index.search(start, search, signal);
-      yield* answer ?? filesystem.searchTree(start, search, signal);
-    },
-    async *globTree(start, glob, signal = new AbortController().signal) {
-      const answer = await index.glob(start, glob, signal);
-      yield* answer ?? filesystem.globTree(start, glob, signal);
-    },
-  };
-  if (filesystem.readGitExcludes !== undefined) {
-    const read = filesystem.readGitExcludes.bind(filesystem);
-    return { ...wrapped, readGitExcludes: read };
-  }
-  return wrapped;
 }

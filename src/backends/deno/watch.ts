@@ -1,6 +1,6 @@
 /**
  * The search index's tree watcher under Deno: one recursive `Deno.watchFs`
- * over the root and the fence directory (see `index/watch.ts` for the
+ * over the root and the fence directory (see `backends/watch.ts` for the
  * contract and the fences).
  *
  * @module

@@ -1,7 +1,7 @@
 /**
  * The search index's tree watcher under Node: one `fs.watch` per directory
  * the index adds before it lists it, and one on the fence directory (see
- * `index/watch.ts` for the contract and the fences). libuv puts every watch
+ * `backends/watch.ts` for the contract and the fences). libuv puts every watch
  * of the loop on one inotify descriptor, so their events keep one order.
  *
  * @module
