@@ -101,3 +101,56 @@ for (const backend of backends) {
     },
   );
 }
+
+for (const backend of backends) {
+  test(
+    `search index: workers that cannot list the tree leave the walk to the calling thread, and the answers are the same (${backend.name})`,
+    async () => {
+      const dir = await tempDir();
+      try {
+        const root = join(dir.path, "repo");
+        await put(join(root, "src/a.ts"), "alpha one\n");
+        await put(join(root, "docs/deep/c.txt"), "alpha three\n");
+        await put(join(root, ".gitignore"), "*.log\n");
+        await put(join(root, "noise.log"), "alpha ignored\n");
+        await put(join(root, ".git/info/exclude"), "*.md\n");
+        await put(join(root, "docs/e.md"), "alpha five\n");
+        const filesystem = backend.create();
+        const { listTree: _unused, ...workers } = filesystem.indexWorkers!;
+        const session = await createSession({
+          workingDirectory: root,
+          filesystem: { ...filesystem, indexWorkers: workers },
+          skillRoot: null,
+          searchIndex: { cacheDirectory: null },
+        });
+        const index = session.searchIndex!;
+        await index.ready;
+        const indexed = finalizeToolset({ session });
+        const plain = finalizeToolset({
+          session: await createSession({
+            workingDirectory: root,
+            filesystem: backend.create(),
+            skillRoot: null,
+          }),
+        });
+        await put(join(root, "src/new.ts"), "alpha new\n");
+        const grep = await assertSameAnswer(
+          indexed,
+          plain,
+          "grep",
+          { pattern: "alpha", mode: "files_with_matches" },
+          () => "walked on the calling thread",
+        );
+        assert.deepEqual(
+          [...(grep.data as { readonly files: readonly string[] }).files].sort(),
+          ["docs/deep/c.txt", "src/a.ts", "src/new.ts"],
+        );
+        await assertSameAnswer(indexed, plain, "glob", { pattern: "**/*" }, () => "glob");
+        assert.equal(index.stats().searches.indexed, 2);
+        await index.close();
+      } finally {
+        await dir.cleanup();
+      }
+    },
+  );
+}
