@@ -76,6 +76,17 @@ function searchPath(environment: Readonly<Record<string, string>>): string[] {
   return (environment.PATH ?? "/usr/bin:/bin").split(":");
 }
 
+/** A program found on `PATH` by {@link findProgram}. */
+export interface FoundProgram {
+  /** Its path: with `shunned`, its real path (every link followed). */
+  readonly path: string;
+  /**
+   * With `shunned`, its path as `PATH` names it (its directory, outside
+   * `shunned` by its real path too, joined with the name).
+   */
+  readonly written?: string;
+}
+
 /**
  * Where `name` is on `PATH`: its path when it is an executable in one of
  * the absolute directories, `unknown` when a directory could not be read
@@ -90,7 +101,7 @@ export function findProgram(
   environment: Readonly<Record<string, string>>,
   name: string,
   shunned?: readonly string[],
-): { readonly path: string } | "missing" | "unknown" {
+): FoundProgram | "missing" | "unknown" {
   const inside = (path: string) =>
     shunned!.some((directory) =>
       path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
@@ -113,7 +124,9 @@ export function findProgram(
       if (!info.isFile() || (info.mode & 0o111) === 0) continue;
       if (shunned === undefined) return { path };
       const real = realpathSync(path);
-      if (!inside(realDirectory(directory, path, real)) && !inside(real)) return { path: real };
+      if (!inside(realDirectory(directory, path, real)) && !inside(real)) {
+        return { path: real, written: path };
+      }
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EACCES") unreadable = true;
@@ -186,11 +199,45 @@ export function trustedProgram(
   shunned: readonly string[],
 ): string | null {
   const found = findProgram(environment, name, shunned);
-  if (typeof found === "object") return found.path;
+  if (typeof found === "object") return grantedPath(found);
   if (found === "missing") return null;
   const scoped = permissionState({ name: "run", command: name }) === "granted" &&
     permissionState({ name: "run" }) !== "granted";
   return scoped && searchPathOutside(environment, shunned) ? name : null;
+}
+
+/**
+ * The path to start a program found outside `shunned` by: its real path,
+ * unless Deno grants running it only by the path `PATH` names it by (Deno
+ * compares the paths it was granted as written: `--allow-run=bash`
+ * resolved to `/bin/bash`, where `/bin` links to `/usr/bin`, does not let
+ * `/usr/bin/bash` run). Either names the same file, in a directory no
+ * shunned process may change.
+ */
+function grantedPath(found: FoundProgram): string {
+  const state = permissionState({ name: "run", command: found.path });
+  if (state === null || state === "granted" || found.written === undefined) return found.path;
+  return permissionState({ name: "run", command: found.written }) === "granted"
+    ? found.written
+    : found.path;
+}
+
+/**
+ * Why the session has no bash to run, where `PATH` holds none outside
+ * `shunned` that it may start (see {@link trustedProgram}): a bash found
+ * only inside the working directory, the skill root or the sandbox's
+ * writable directories is never started, nor is one Deno was granted by
+ * name where `PATH` lists one of those or a relative entry.
+ */
+export function untrustedBashProblem(path: string | undefined): string {
+  return `bash was not found on the PATH the session's processes run with (${
+    path ?? "unset: /usr/bin:/bin"
+  }) outside the working directory, the skill root and the sandbox's writable directories, ` +
+    "where the repository or a command could have put it; the bash tool and the ending of its " +
+    "processes need it, and a bash from there would run on the host. Install bash, or pass an " +
+    "environment whose PATH holds it elsewhere. Under Deno's flags, grant run and read of bash " +
+    "by its absolute path (denoPermissionFlags does): a grant by name is the first bash on a " +
+    "PATH that lists one of those directories or a relative entry.";
 }
 
 /** Whether `bash` is an executable in one of the absolute directories of `PATH`. */

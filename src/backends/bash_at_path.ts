@@ -1,0 +1,28 @@
+/**
+ * A {@link ProcessBackend} that starts `bash` by the path the session found
+ * it at, never by its name: a backend that looks a bare name up on the
+ * `PATH` of the process it starts (Node does, and Deno, and bwrap inside a
+ * PID namespace or the sandbox) would otherwise run whatever `bash` comes
+ * first there, which may be a repository's (`npm run` and `npx` put
+ * `<repo>/node_modules/.bin` first), on the host.
+ *
+ * @module
+ */
+import type { ProcessBackend } from "./process.ts";
+
+/**
+ * Wraps `inner` so that a request to start `bash` starts the program at
+ * `bash` (the path `trustedProgram` found) instead; every other request,
+ * and the environment of every process, is handed on as it is (a command
+ * that itself runs `bash` finds what its `PATH` says).
+ */
+export function bashAtPath(inner: ProcessBackend, bash: string): ProcessBackend {
+  return {
+    get owned() {
+      return inner.owned;
+    },
+    shutdown: () => inner.shutdown(),
+    spawn: (request) =>
+      inner.spawn(request.command === "bash" ? { ...request, command: bash } : request),
+  };
+}
