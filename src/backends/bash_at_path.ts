@@ -12,9 +12,10 @@ import type { ProcessBackend } from "./process.ts";
 
 /**
  * Wraps `inner` so that a request to start `bash` starts the program at
- * `bash` (the path `trustedProgram` found) instead; every other request,
- * and the environment of every process, is handed on as it is (a command
- * that itself runs `bash` finds what its `PATH` says).
+ * `bash` (the path `trustedProgram` found) instead, and every request names
+ * it as the `shell` the local backends run their own scripts with; the
+ * environment of every process is handed on as it is (a command that
+ * itself runs `bash` finds what its `PATH` says).
  */
 export function bashAtPath(inner: ProcessBackend, bash: string): ProcessBackend {
   return {
@@ -23,6 +24,10 @@ export function bashAtPath(inner: ProcessBackend, bash: string): ProcessBackend 
     },
     shutdown: () => inner.shutdown(),
     spawn: (request) =>
-      inner.spawn(request.command === "bash" ? { ...request, command: bash } : request),
+      inner.spawn({
+        ...request,
+        command: request.command === "bash" ? bash : request.command,
+        shell: bash,
+      }),
   };
 }
