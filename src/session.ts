@@ -17,8 +17,8 @@ import { hostEnvironment } from "./runtime/checks.ts";
 import {
   hostPlatformFacts,
   platformProblem,
+  sessionBash,
   UnsupportedPlatformError,
-  untrustedBashProblem,
 } from "./runtime/platform.ts";
 import { resolvePath } from "./path/resolver.ts";
 import type { SessionRoots } from "./path/resolver.ts";
@@ -42,7 +42,7 @@ import {
 import type { SandboxOptions } from "./runtime/sandbox.ts";
 import { findProgram, trustedProgram } from "./runtime/platform.ts";
 import { sandboxedProcesses } from "./backends/sandbox/sandboxed_processes.ts";
-import { bashAtPath } from "./backends/bash_at_path.ts";
+import { bashAtPath, bashRefused } from "./backends/bash_at_path.ts";
 import { probeStart } from "./backends/probe_start.ts";
 import { choosePidNamespace } from "./backends/pid_namespace/choose.ts";
 import type { ProcessEnding } from "./backends/pid_namespace/choose.ts";
@@ -353,14 +353,14 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
   }
   // bash by the real path found once here; the runtime's default backend runs no other, and a
   // host's own backend (its processes may run elsewhere) gets that path where one is found.
-  const bash = trustedProgram(environment, "bash", shunned);
-  if (bash === null && options.processes === undefined) {
-    throw new UnsupportedPlatformError(process.platform, untrustedBashProblem(environment.PATH));
+  const bash = sessionBash(environment, shunned);
+  if ("refused" in bash && bash.fatal && options.processes === undefined) {
+    throw new UnsupportedPlatformError(process.platform, bash.refused);
   }
   if (sandboxOptions !== null) {
     const plan: SandboxPlan = {
       bwrap,
-      ...(bash === null ? {} : { bash }),
+      ...("path" in bash ? { bash: bash.path } : {}),
       writable,
       skillRoot,
       network: sandboxOptions.network ?? "none",
@@ -388,7 +388,8 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
       shunned,
     }));
   }
-  if (bash !== null) processes = bashAtPath(processes, bash);
+  if ("path" in bash) processes = bashAtPath(processes, bash.path);
+  else if (options.processes === undefined) processes = bashRefused(processes, bash.refused);
   const session = {
     workingDirectory,
     skillRoot,

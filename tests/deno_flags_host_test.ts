@@ -523,7 +523,7 @@ for (const namespace of [true, false]) {
 }
 
 test(
-  "Deno host under flags that grant bash by name and read everywhere, a bash in the working directory's node_modules/.bin first on PATH: Deno's grant is the planted one, the session refuses to run it, and it never runs",
+  "Deno host under flags that grant bash by name and read everywhere, a bash in the working directory's node_modules/.bin first on PATH: Deno's grant is the planted one, createSession refuses, naming the fix, and it never runs",
   { skip },
   async () => {
     const dir = await tempDir();
@@ -546,8 +546,8 @@ test(
           env,
         }),
       );
-      assert.match(seen.error ?? "", /bash/);
-      assert.equal(seen.write, undefined);
+      assert.match(seen.error ?? "", /^createSession: Deno was granted to run bash by name/);
+      assert.deepEqual(seen.asked, []);
       assert.equal(await planted(), false, "the planted bash ran");
     } finally {
       await dir.cleanup();

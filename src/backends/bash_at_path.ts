@@ -9,6 +9,7 @@
  * @module
  */
 import type { ProcessBackend } from "./process.ts";
+import { ToolError } from "../errors.ts";
 
 /**
  * Wraps `inner` so that a request to start `bash` starts the program at
@@ -29,5 +30,23 @@ export function bashAtPath(inner: ProcessBackend, bash: string): ProcessBackend 
         command: request.command === "bash" ? bash : request.command,
         shell: bash,
       }),
+  };
+}
+
+/**
+ * Wraps `inner` so that a request to start `bash` is refused with `reason`
+ * (`runtime_permission_denied`), for a session that may start none (under
+ * Deno's flags that grant no run of it); other requests are handed on.
+ */
+export function bashRefused(inner: ProcessBackend, reason: string): ProcessBackend {
+  return {
+    get owned() {
+      return inner.owned;
+    },
+    shutdown: () => inner.shutdown(),
+    spawn: (request) =>
+      request.command === "bash"
+        ? Promise.reject(new ToolError("runtime_permission_denied", reason))
+        : inner.spawn(request),
   };
 }

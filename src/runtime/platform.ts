@@ -240,6 +240,60 @@ export function untrustedBashProblem(path: string | undefined): string {
     "PATH that lists one of those directories or a relative entry.";
 }
 
+/**
+ * The bash a session starts: the path found (see {@link sessionBash}), or
+ * why none is started; `fatal` when the session cannot run bash at all
+ * (with the default process backend it is then refused), else every start
+ * of bash is refused with that reason while the other tools work.
+ */
+export type SessionBash =
+  | { readonly path: string }
+  | { readonly refused: string; readonly fatal: boolean };
+
+/**
+ * The bash a session whose commands may write in `shunned` (canonical
+ * directories: the working directory, the sandbox's writable ones, and the
+ * skill root) starts, looked up once on `PATH` (see {@link trustedProgram}).
+ * Under Deno, a bash found but not granted, where the flags grant `bash` by
+ * name, is refused: Deno resolved that grant when it started, on its own
+ * `PATH`, to another program (the first `bash` there, a repository's when
+ * `npm run` put its `node_modules/.bin` first), and would refuse this one
+ * (or, for a grant made to the same file by another path, every helper of
+ * the session's). Where the flags grant no bash at all and the `PATH`
+ * cannot be searched, bash is refused (Deno would ask on a terminal, and
+ * resolve the name on the session's `PATH`), not the session.
+ */
+export function sessionBash(
+  environment: Readonly<Record<string, string>>,
+  shunned: readonly string[],
+): SessionBash {
+  const path = trustedProgram(environment, "bash", shunned);
+  const byName = permissionState({ name: "run", command: "bash" });
+  if (path !== null) {
+    const state = permissionState({ name: "run", command: path });
+    if (state === null || state === "granted" || byName !== "granted") return { path };
+    return {
+      refused: `Deno was granted to run bash by name, and resolved that grant, on the PATH it ` +
+        `started with, to another program than the bash at ${path} found on the session's ` +
+        "PATH outside the working directory, the skill root and the sandbox's writable " +
+        "directories (the first bash on a PATH that npm run or npx made lists the repository's " +
+        "node_modules/.bin first): it is not run. Grant run and read of bash by its absolute " +
+        `path, --allow-run=${path} --allow-read=…,${path} (denoPermissionFlags does).`,
+      fatal: true,
+    };
+  }
+  const granted = byName === "granted" || permissionState({ name: "run" }) === "granted";
+  if (byName !== null && !granted && findProgram(environment, "bash", shunned) !== "missing") {
+    return {
+      refused: "Deno's flags grant no run of bash, and the session cannot tell which bash on " +
+        "its PATH it may start. Grant run and read of bash by its absolute path, " +
+        "--allow-run=/usr/bin/bash --allow-read=…,/usr/bin/bash (denoPermissionFlags does).",
+      fatal: false,
+    };
+  }
+  return { refused: untrustedBashProblem(environment.PATH), fatal: true };
+}
+
 /** Whether `bash` is an executable in one of the absolute directories of `PATH`. */
 function findBash(environment: Readonly<Record<string, string>>): PlatformFacts["bash"] {
   const found = findProgram(environment, "bash");
