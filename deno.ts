@@ -9,9 +9,9 @@
  *
  * const flags = denoPermissionFlags({ workingDirectory: "/path/to/repo" });
  * // ["--allow-read=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src,
- * //    /usr/bin/bwrap",
+ * //    /usr/bin/bash,/usr/bin/bwrap",
  * //  "--allow-write=/path/to/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
- * //  "--allow-run=bash,/usr/bin/bwrap", "--allow-sys=uid", "--no-prompt"]
+ * //  "--allow-run=/usr/bin/bash,/usr/bin/bwrap", "--allow-sys=uid", "--no-prompt"]
  * ```
  *
  * @module

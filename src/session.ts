@@ -17,6 +17,7 @@ import { hostEnvironment } from "./runtime/checks.ts";
 import {
   hostPlatformFacts,
   platformProblem,
+  sessionBash,
   UnsupportedPlatformError,
 } from "./runtime/platform.ts";
 import { resolvePath } from "./path/resolver.ts";
@@ -42,6 +43,7 @@ import {
 import type { SandboxOptions } from "./runtime/sandbox.ts";
 import { findProgram, trustedProgram } from "./runtime/platform.ts";
 import { sandboxedProcesses } from "./backends/sandbox/sandboxed_processes.ts";
+import { bashAtPath, bashRefused } from "./backends/bash_at_path.ts";
 import { probeStart } from "./backends/probe_start.ts";
 import { choosePidNamespace } from "./backends/pid_namespace/choose.ts";
 import type { ProcessEnding } from "./backends/pid_namespace/choose.ts";
@@ -268,7 +270,13 @@ async function canonicalDirectory(
  *
  * Where a default backend is used, the machine is checked first: on Windows
  * (use WSL), or where bash is missing from the processes' `PATH`, it throws an
- * {@link UnsupportedPlatformError} before anything runs. A host that passes
+ * {@link UnsupportedPlatformError} before anything runs; so it does, with
+ * the default process backend, where bash is on that `PATH` only inside
+ * the working directory, the skill root or the sandbox's writable
+ * directories (a repository's `node_modules/.bin`, say). bash is found once,
+ * here, and every `bash` the session starts (each call's, in a PID
+ * namespace or the sandbox too) is that one, by its real path; a command
+ * that runs `bash` itself finds what its `PATH` says. A host that passes
  * both `filesystem` and `processes` is not checked. A file backend that
  * cannot work (under Deno, one that cannot verify what it opens because the
  * flags lack what `denoPermissionFlags` grants) makes it throw an Error that
@@ -330,19 +338,30 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
   let processes = options.processes ?? defaultProcessBackend();
   let processEnding: ProcessEnding = "marker-sweep";
   let sandbox: SessionSandbox | undefined;
+  const writable = [workingDirectory];
+  for (const path of sandboxOptions?.writable ?? []) {
+    writable.push(await canonicalDirectory(filesystem, path, "sandbox.writable"));
+  }
+  // Programs from where a command may write or the repository brings are never started: they
+  // would run on the host (or, for bash in the sandbox, as every command).
+  const shunned = skillRoot === null ? writable : [...writable, skillRoot];
   if (sandboxOptions !== null) {
-    const writable = [workingDirectory];
-    for (const path of sandboxOptions.writable ?? []) {
-      writable.push(await canonicalDirectory(filesystem, path, "sandbox.writable"));
-    }
     // Never a bwrap that a sandboxed command could have put on the PATH (it runs on the host),
     // nor one that the skill root brings.
-    const shunned = skillRoot === null ? writable : [...writable, skillRoot];
     const trusted = trustedProgram(environment, "bwrap", shunned);
     if (trusted === null) throw bwrapMissingError(environment.PATH, shunned);
     bwrap = trusted;
+  }
+  // bash by the real path found once here; the runtime's default backend runs no other, and a
+  // host's own backend (its processes may run elsewhere) gets that path where one is found.
+  const bash = sessionBash(environment, shunned);
+  if ("refused" in bash && bash.fatal && options.processes === undefined) {
+    throw new UnsupportedPlatformError(process.platform, bash.refused);
+  }
+  if (sandboxOptions !== null) {
     const plan: SandboxPlan = {
       bwrap,
+      ...("path" in bash ? { bash: bash.path } : {}),
       writable,
       skillRoot,
       network: sandboxOptions.network ?? "none",
@@ -367,9 +386,11 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
       isDefault: options.processes === undefined,
       cwd: await resolve(".", "read", "must_exist"),
       environment,
-      shunned: skillRoot === null ? [workingDirectory] : [workingDirectory, skillRoot],
+      shunned,
     }));
   }
+  if ("path" in bash) processes = bashAtPath(processes, bash.path);
+  else if (options.processes === undefined) processes = bashRefused(processes, bash.refused);
   const session = {
     workingDirectory,
     skillRoot,

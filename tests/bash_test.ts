@@ -14,6 +14,8 @@ import {
   type ProcessHandle,
   SandboxUnavailableError,
   type ToolProgress,
+  type ToolSessionContext,
+  UnsupportedPlatformError,
 } from "../mod.ts";
 import { createNodeFileSystem } from "../node.ts";
 import { processBackends, sh, tempDir, underDeno, until } from "./helpers.ts";
@@ -96,6 +98,97 @@ async function unavailable(mode: Mode): Promise<string | false> {
     await dir.cleanup();
   }
 }
+
+/**
+ * A working directory whose `node_modules/.bin` holds a `bash` that notes in
+ * `ran` (a file beside it, which even a sandboxed one may write) that it
+ * ran, then runs the real one, as a repository's own could; `path` lists
+ * that directory first, as `npm run` does. With `writable`, that `bash` is
+ * in `writable/bin` instead, a directory outside the working directory that
+ * a sandbox lets commands write.
+ */
+async function plantedBash(inWritable = false) {
+  const { path: dir, cleanup } = await tempDir();
+  const work = `${dir}/work`;
+  const writable = `${dir}/writable`;
+  const bin = inWritable ? `${writable}/bin` : `${work}/node_modules/.bin`;
+  const real = (await sh('realpath "$(command -v bash)"')).trim();
+  await sh(
+    'mkdir -p "$1" "$4" && printf \'#!/bin/sh\\necho ran >> "%s"\\nexec "%s" "$@"\\n\' "$2" "$3" > "$1/bash" && ' +
+      'chmod +x "$1/bash" && echo "a needle" > "$4/kept.txt"',
+    bin,
+    `${bin}/ran`,
+    real,
+    work,
+  );
+  return {
+    dir,
+    work,
+    writable,
+    path: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    ran: () =>
+      sh('[ -e "$1" ] && echo yes || echo no', `${bin}/ran`).then((out) => out === "yes\n"),
+    /**
+     * A read-only call and one that writes, approving every question;
+     * resolves the ids of the calls that were asked about.
+     */
+    async calls(session: ToolSessionContext): Promise<string[]> {
+      const asked: string[] = [];
+      const toolset = finalizeToolset({ session, select: ["bash"] });
+      const call = (callId: string, command: string) =>
+        toolset.call({
+          name: "bash",
+          input: { command },
+          callId,
+          approve: () => {
+            asked.push(callId);
+            return Promise.resolve(true);
+          },
+        });
+      const read = await call("read", "cat kept.txt");
+      assert.equal((read.data as BashOutput).stdout, "a needle\n", read.output);
+      const write = await call("write", "echo made > made.txt && cat made.txt");
+      assert.equal((write.data as BashOutput).stdout, "made\n", write.output);
+      return asked;
+    },
+    cleanup,
+  };
+}
+
+test("bash (default backend): a bash in the working directory's node_modules/.bin first on the session's PATH never runs; the session, a read-only call and a writing one run the real one", async () => {
+  const planted = await plantedBash();
+  try {
+    const session = await createSession({
+      workingDirectory: planted.work,
+      environment: { PATH: planted.path, HOME: planted.dir, LANG: "C.UTF-8" },
+    });
+    // Both asked: a PATH that lists a directory inside the working directory proves no command.
+    assert.deepEqual(await planted.calls(session), ["read", "write"]);
+    await session.processes.shutdown();
+    assert.equal(await planted.ran(), false, "the planted bash ran");
+  } finally {
+    await planted.cleanup();
+  }
+});
+
+test("bash (default backend): where the session's PATH has a bash only inside the working directory, createSession refuses, naming bash, and nothing runs", async () => {
+  const planted = await plantedBash();
+  try {
+    const bin = planted.path.split(":")[0];
+    await assert.rejects(
+      createSession({
+        workingDirectory: planted.work,
+        environment: { PATH: bin, HOME: planted.dir },
+      }),
+      (error: unknown) =>
+        error instanceof UnsupportedPlatformError &&
+        /bash was not found on the PATH .* outside the working directory/.test(error.message),
+    );
+    assert.equal(await planted.ran(), false, "the planted bash ran");
+  } finally {
+    await planted.cleanup();
+  }
+});
 
 const MODES: readonly { mode: Mode; skip: string | false }[] = await Promise.all(
   (["pid namespace", "marker sweep", "sandbox"] as const).map(async (mode) => ({
@@ -596,6 +689,52 @@ for (const { name, create } of await processBackends()) {
       await ws.cleanup();
     }
   });
+
+  for (const { mode, skip } of MODES) {
+    test(
+      `bash (${name}, ${mode}): a bash in the working directory's node_modules/.bin first on the session's PATH never runs; the session, a read-only call and a writing one run the real one`,
+      { skip },
+      async () => {
+        const planted = await plantedBash();
+        try {
+          const session = await createSession({
+            workingDirectory: planted.work,
+            processes: create(),
+            environment: { PATH: planted.path, HOME: planted.dir, LANG: "C.UTF-8" },
+            processNamespace: mode !== "marker sweep",
+            ...(mode === "sandbox" ? { sandbox: true } : {}),
+          });
+          assert.deepEqual(await planted.calls(session), ["read", "write"]);
+          await session.processes.shutdown();
+          assert.equal(await planted.ran(), false, "the planted bash ran");
+        } finally {
+          await planted.cleanup();
+        }
+      },
+    );
+  }
+
+  test(
+    `bash (${name}, sandbox): a bash in a writable directory of the sandbox, first on the session's PATH, never runs; a read-only call approved without a question and an approved one run the real one`,
+    { skip: MODES.find((m) => m.mode === "sandbox")?.skip ?? false },
+    async () => {
+      const planted = await plantedBash(true);
+      try {
+        const session = await createSession({
+          workingDirectory: planted.work,
+          processes: create(),
+          environment: { PATH: planted.path, HOME: planted.dir, LANG: "C.UTF-8" },
+          sandbox: { writable: [planted.writable] },
+        });
+        // That directory is outside the roots: the read-only command is proven, and not asked.
+        assert.deepEqual(await planted.calls(session), ["write"]);
+        await session.processes.shutdown();
+        assert.equal(await planted.ran(), false, "the planted bash ran");
+      } finally {
+        await planted.cleanup();
+      }
+    },
+  );
 
   test(`bash (${name}): progress streams chunks while the command runs; stdin is closed`, async () => {
     const ws = await bashWorkspace(create());

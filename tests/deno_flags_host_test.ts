@@ -103,21 +103,30 @@ async function runDeno(
   // Deno.Command, not node:child_process: Deno's Node layer rewrites commands that start Deno.
   const { Deno: deno } = globalThis as unknown as { Deno: DenoLike };
   const command = [deno.execPath(), ...args].map(quoted).join(" ");
+  // The bash that starts the child is found on this process's PATH (a child's PATH may list a
+  // repository's bash first), and gives the child its own.
+  const env = options.env?.PATH === undefined ? options.env : {
+    ...options.env,
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    OWT_CHILD_PATH: options.env.PATH,
+  };
+  const restore =
+    '[ -n "${OWT_CHILD_PATH+x}" ] && { PATH=$OWT_CHILD_PATH; unset OWT_CHILD_PATH; }; ';
   const child = new deno.Command("bash", {
     args: options.terminal
-      ? ["-c", 'exec script -qec "$1" /dev/null', "bash", command]
+      ? ["-c", restore + 'exec script -qec "$1" /dev/null', "bash", command]
       : options.descriptor7 !== undefined
       ? [
         "-c",
-        'exec 7>>"$1"; shift; exec "$@"',
+        restore + 'exec 7>>"$1"; shift; exec "$@"',
         "bash",
         options.descriptor7,
         deno.execPath(),
         ...args,
       ]
-      : ["-c", 'exec "$@"', "bash", deno.execPath(), ...args],
+      : ["-c", restore + 'exec "$@"', "bash", deno.execPath(), ...args],
     cwd: options.cwd,
-    env: options.env,
+    env,
     clearEnv: options.env !== undefined,
     stdin: "null",
     stdout: "piped",
@@ -220,7 +229,7 @@ test(
 for (const namespace of [true, false]) {
   test(
     namespace
-      ? "Deno host under the documented flags: every bash call runs in a PID namespace of its own (--allow-run=bash,<bwrap's real path>)"
+      ? "Deno host under the documented flags: every bash call runs in a PID namespace of its own (--allow-run=<bash's real path>,<bwrap's real path>)"
       : "Deno host under flags that do not let it run bwrap: the session ends a call's processes by the marker sweep, and bash runs",
     {
       skip: skip ||
@@ -237,7 +246,7 @@ for (const namespace of [true, false]) {
           environment: env,
           ...(namespace ? {} : { processNamespace: false }),
         });
-        const run = namespace ? ["bash", await bwrapPath()] : ["bash"];
+        const run = namespace ? [await bashPath(), await bwrapPath()] : [await bashPath()];
         assert.deepEqual(flagPaths(flags, "run"), run);
         const seen = lastLine<{ processEnding: string; bash: string[] }>(
           await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
@@ -303,7 +312,7 @@ test(
         environment: env,
         sandbox: true,
       });
-      assert.deepEqual(flagPaths(flags, "run"), ["bash", await bwrapPath()]);
+      assert.deepEqual(flagPaths(flags, "run"), [await bashPath(), await bwrapPath()]);
       // Outside the working directory, on the read-only root: the user's home (/tmp is private inside).
       const outside = join(homedir(), `owt-sbx-${crypto.randomUUID()}`);
       // A file outside that the host holds open on descriptor 7 (inherited, not close-on-exec).
@@ -365,7 +374,7 @@ test(
         sandbox: true,
       });
       const bwrap = await bwrapPath();
-      assert.deepEqual(flagPaths(flags, "run"), ["bash", bwrap]);
+      assert.deepEqual(flagPaths(flags, "run"), [await bashPath(), bwrap]);
       assert.ok(flagPaths(flags, "read").includes(bwrap), flags.join(" "));
       const agent = lastLine<{ processEnding: string }>(
         await runDeno(["run", "--quiet", ...flags, fixture("host_agent.ts"), root], { env }),
@@ -423,6 +432,123 @@ test(
       assert.match(sandboxed.error ?? "", /sandbox needs bubblewrap/);
       await assert.rejects(stat(outside), { code: "ENOENT" });
       assert.equal(await planted(), false, "the planted bwrap ran");
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+/** The real path of the bash on this process's PATH. */
+async function bashPath(): Promise<string> {
+  return (await sh('realpath "$(command -v bash)"')).trim();
+}
+
+/**
+ * A repository whose `node_modules/.bin` holds a `bash` that notes in `ran`
+ * (outside the repository) that it ran, then runs the real one, as a
+ * repository's own could; with the host's environment, that directory first
+ * on its `PATH` (as `npm run` puts it).
+ */
+async function plantedBash(path: string) {
+  const { root, home } = await repositoryAndHome(path);
+  const bin = join(root, "node_modules", ".bin");
+  const ran = join(path, "ran");
+  await mkdir(bin, { recursive: true });
+  await writeFile(
+    join(bin, "bash"),
+    `#!/bin/sh\necho ran >> ${quoted(ran)}\nexec ${quoted(await bashPath())} "$@"\n`,
+    { mode: 0o755 },
+  );
+  const env = await hostEnvironment(home);
+  env.PATH = `${bin}:${env.PATH ?? "/usr/bin:/bin"}`;
+  const planted = async () => await stat(ran).then(() => true, () => false);
+  return { root, env, planted };
+}
+
+/** What `planted_bash_agent.ts` prints. */
+interface PlantedBashSeen {
+  readonly processEnding?: string;
+  readonly asked: string[];
+  readonly read?: string;
+  readonly write?: string;
+  readonly error?: string;
+}
+
+for (const namespace of [true, false]) {
+  test(
+    "Deno host under the documented flags, a bash in the working directory's node_modules/.bin first on PATH: the flags grant the real one by its path, the session runs a read-only call and a writing one with it " +
+      (namespace ? "(in a PID namespace)" : "(marker sweep)") + ", and the planted one never runs",
+    {
+      skip: skip ||
+        (namespace && (await sh("command -v bwrap || true")).trim() === "" &&
+          "bwrap is not installed"),
+    },
+    async () => {
+      const dir = await tempDir();
+      try {
+        const { root, env, planted } = await plantedBash(dir.path);
+        const flags = (await denoEntry()).denoPermissionFlags({
+          workingDirectory: root,
+          environment: env,
+          processNamespace: namespace,
+        });
+        const bash = await bashPath();
+        assert.deepEqual(
+          flagPaths(flags, "run"),
+          namespace ? [bash, await bwrapPath()] : [bash],
+        );
+        assert.ok(flagPaths(flags, "read").includes(bash), flags.join(" "));
+        const seen = lastLine<PlantedBashSeen>(
+          await runDeno([
+            "run",
+            "--quiet",
+            ...flags,
+            fixture("planted_bash_agent.ts"),
+            root,
+            namespace ? "namespace" : "sweep",
+          ], { env }),
+        );
+        assert.equal(seen.error, undefined);
+        assert.equal(seen.processEnding, namespace ? "pid-namespace" : "marker-sweep");
+        // Asked both: a PATH that lists a directory inside the working directory proves no command.
+        assert.deepEqual(seen.asked, ["read", "write"]);
+        assert.equal(seen.read, "a needle\n");
+        assert.equal(seen.write, "made\n");
+        assert.equal(await planted(), false, "the planted bash ran");
+      } finally {
+        await dir.cleanup();
+      }
+    },
+  );
+}
+
+test(
+  "Deno host under flags that grant bash by name and read everywhere, a bash in the working directory's node_modules/.bin first on PATH: Deno's grant is the planted one, createSession refuses, naming the fix, and it never runs",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const { root, env, planted } = await plantedBash(dir.path);
+      // Flags written by hand, as they were once documented: bash by name, read unscoped.
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        environment: env,
+        processNamespace: false,
+      }).map((flag) =>
+        flag.startsWith("--allow-run=")
+          ? "--allow-run=bash"
+          : flag.startsWith("--allow-read=")
+          ? "--allow-read"
+          : flag
+      );
+      const seen = lastLine<PlantedBashSeen>(
+        await runDeno(["run", "--quiet", ...flags, fixture("planted_bash_agent.ts"), root], {
+          env,
+        }),
+      );
+      assert.match(seen.error ?? "", /^createSession: Deno was granted to run bash by name/);
+      assert.deepEqual(seen.asked, []);
+      assert.equal(await planted(), false, "the planted bash ran");
     } finally {
       await dir.cleanup();
     }

@@ -29,6 +29,14 @@ export interface SpawnRequest {
    * without them, standard input is `/dev/null`.
    */
   readonly input?: Uint8Array;
+  /**
+   * The bash a local backend runs its own scripts with for this process
+   * (ending its group where the runtime refuses a signal, reading the
+   * process table where it refuses `/proc`): a session gives the path of
+   * the bash it found (see `createSession`). Default: the bash on
+   * `/usr/local/bin:/usr/bin:/bin`.
+   */
+  readonly shell?: string;
 }
 
 /** How the group leader ended. */

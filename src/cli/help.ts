@@ -59,8 +59,9 @@ Sandbox:
   --sandbox runs bash in an OS sandbox (Linux, bubblewrap): writes only to the
   working directory and a private /tmp, no network, every process it started
   ended with the call. Without bwrap, or where it cannot start, the call is
-  refused (exit 2) and nothing runs. Deno needs --allow-run=bash,<bwrap> with
-  bwrap by its absolute path (/usr/bin/bwrap), and read of that file.
+  refused (exit 2) and nothing runs. Deno needs --allow-run=<bash>,<bwrap> with
+  both by their absolute paths (/usr/bin/bash,/usr/bin/bwrap), and read of
+  those files.
 
 Ctrl-C cancels the call: the processes it started are ended, then the command
 exits with 130 (SIGTERM: 143, SIGHUP: 129).

@@ -76,6 +76,17 @@ function searchPath(environment: Readonly<Record<string, string>>): string[] {
   return (environment.PATH ?? "/usr/bin:/bin").split(":");
 }
 
+/** A program found on `PATH` by {@link findProgram}. */
+export interface FoundProgram {
+  /** Its path: with `shunned`, its real path (every link followed). */
+  readonly path: string;
+  /**
+   * With `shunned`, its path as `PATH` names it (its directory, outside
+   * `shunned` by its real path too, joined with the name).
+   */
+  readonly written?: string;
+}
+
 /**
  * Where `name` is on `PATH`: its path when it is an executable in one of
  * the absolute directories, `unknown` when a directory could not be read
@@ -90,7 +101,7 @@ export function findProgram(
   environment: Readonly<Record<string, string>>,
   name: string,
   shunned?: readonly string[],
-): { readonly path: string } | "missing" | "unknown" {
+): FoundProgram | "missing" | "unknown" {
   const inside = (path: string) =>
     shunned!.some((directory) =>
       path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
@@ -113,7 +124,9 @@ export function findProgram(
       if (!info.isFile() || (info.mode & 0o111) === 0) continue;
       if (shunned === undefined) return { path };
       const real = realpathSync(path);
-      if (!inside(realDirectory(directory, path, real)) && !inside(real)) return { path: real };
+      if (!inside(realDirectory(directory, path, real)) && !inside(real)) {
+        return { path: real, written: path };
+      }
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code !== "ENOENT" && code !== "ENOTDIR" && code !== "EACCES") unreadable = true;
@@ -186,11 +199,99 @@ export function trustedProgram(
   shunned: readonly string[],
 ): string | null {
   const found = findProgram(environment, name, shunned);
-  if (typeof found === "object") return found.path;
+  if (typeof found === "object") return grantedPath(found);
   if (found === "missing") return null;
   const scoped = permissionState({ name: "run", command: name }) === "granted" &&
     permissionState({ name: "run" }) !== "granted";
   return scoped && searchPathOutside(environment, shunned) ? name : null;
+}
+
+/**
+ * The path to start a program found outside `shunned` by: its real path,
+ * unless Deno grants running it only by the path `PATH` names it by (Deno
+ * compares the paths it was granted as written: `--allow-run=bash`
+ * resolved to `/bin/bash`, where `/bin` links to `/usr/bin`, does not let
+ * `/usr/bin/bash` run). Either names the same file, in a directory no
+ * shunned process may change.
+ */
+function grantedPath(found: FoundProgram): string {
+  const state = permissionState({ name: "run", command: found.path });
+  if (state === null || state === "granted" || found.written === undefined) return found.path;
+  return permissionState({ name: "run", command: found.written }) === "granted"
+    ? found.written
+    : found.path;
+}
+
+/**
+ * Why the session has no bash to run, where `PATH` holds none outside
+ * `shunned` that it may start (see {@link trustedProgram}): a bash found
+ * only inside the working directory, the skill root or the sandbox's
+ * writable directories is never started, nor is one Deno was granted by
+ * name where `PATH` lists one of those or a relative entry.
+ */
+export function untrustedBashProblem(path: string | undefined): string {
+  return `bash was not found on the PATH the session's processes run with (${
+    path ?? "unset: /usr/bin:/bin"
+  }) outside the working directory, the skill root and the sandbox's writable directories, ` +
+    "where the repository or a command could have put it; the bash tool and the ending of its " +
+    "processes need it, and a bash from there would run on the host. Install bash, or pass an " +
+    "environment whose PATH holds it elsewhere. Under Deno's flags, grant run and read of bash " +
+    "by its absolute path (denoPermissionFlags does): a grant by name is the first bash on a " +
+    "PATH that lists one of those directories or a relative entry.";
+}
+
+/**
+ * The bash a session starts: the path found (see {@link sessionBash}), or
+ * why none is started; `fatal` when the session cannot run bash at all
+ * (with the default process backend it is then refused), else every start
+ * of bash is refused with that reason while the other tools work.
+ */
+export type SessionBash =
+  | { readonly path: string }
+  | { readonly refused: string; readonly fatal: boolean };
+
+/**
+ * The bash a session whose commands may write in `shunned` (canonical
+ * directories: the working directory, the sandbox's writable ones, and the
+ * skill root) starts, looked up once on `PATH` (see {@link trustedProgram}).
+ * Under Deno, a bash found but not granted, where the flags grant `bash` by
+ * name, is refused: Deno resolved that grant when it started, on its own
+ * `PATH`, to another program (the first `bash` there, a repository's when
+ * `npm run` put its `node_modules/.bin` first), and would refuse this one
+ * (or, for a grant made to the same file by another path, every helper of
+ * the session's). Where the flags grant no bash at all and the `PATH`
+ * cannot be searched, bash is refused (Deno would ask on a terminal, and
+ * resolve the name on the session's `PATH`), not the session.
+ */
+export function sessionBash(
+  environment: Readonly<Record<string, string>>,
+  shunned: readonly string[],
+): SessionBash {
+  const path = trustedProgram(environment, "bash", shunned);
+  const byName = permissionState({ name: "run", command: "bash" });
+  if (path !== null) {
+    const state = permissionState({ name: "run", command: path });
+    if (state === null || state === "granted" || byName !== "granted") return { path };
+    return {
+      refused: `Deno was granted to run bash by name, and resolved that grant, on the PATH it ` +
+        `started with, to another program than the bash at ${path} found on the session's ` +
+        "PATH outside the working directory, the skill root and the sandbox's writable " +
+        "directories (the first bash on a PATH that npm run or npx made lists the repository's " +
+        "node_modules/.bin first): it is not run. Grant run and read of bash by its absolute " +
+        `path, --allow-run=${path} --allow-read=…,${path} (denoPermissionFlags does).`,
+      fatal: true,
+    };
+  }
+  const granted = byName === "granted" || permissionState({ name: "run" }) === "granted";
+  if (byName !== null && !granted && findProgram(environment, "bash", shunned) !== "missing") {
+    return {
+      refused: "Deno's flags grant no run of bash, and the session cannot tell which bash on " +
+        "its PATH it may start. Grant run and read of bash by its absolute path, " +
+        "--allow-run=/usr/bin/bash --allow-read=…,/usr/bin/bash (denoPermissionFlags does).",
+      fatal: false,
+    };
+  }
+  return { refused: untrustedBashProblem(environment.PATH), fatal: true };
 }
 
 /** Whether `bash` is an executable in one of the absolute directories of `PATH`. */

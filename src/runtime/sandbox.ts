@@ -122,7 +122,7 @@ export function sandboxStartError(cause: string): SandboxUnavailableError {
   let fix: string;
   if (/--allow-run|run access/i.test(cause)) {
     fix = "Grant Deno the right to run it by its absolute path, as denoPermissionFlags " +
-      "does: --allow-run=bash,/usr/bin/bwrap --allow-read=…,/usr/bin/bwrap.";
+      "does: --allow-run=/usr/bin/bash,/usr/bin/bwrap --allow-read=…,/usr/bin/bash,/usr/bin/bwrap.";
   } else if (
     /namespace|uid map|uid_map|setgroups|Operation not permitted|No permissions/i.test(cause)
   ) {

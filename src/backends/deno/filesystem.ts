@@ -17,6 +17,7 @@ import { listDirectorySync } from "./list_sync.ts";
 import { hostGitExcludes } from "../host_text.ts";
 import { kindOf } from "./entry_kind.ts";
 import { permissionState } from "../../runtime/checks.ts";
+import { HELPER_PATH, helperBash } from "../helper_bash.ts";
 
 /**
  * Makes the Deno file-system backend.
@@ -62,8 +63,9 @@ function grants(access: "read" | "write", path: string): boolean {
 
 /**
  * Makes a symbolic link: with Deno's own call where the flags allow it, else
- * with `ln` run by bash (allowed by `--allow-run=bash`), in an environment of
- * its own (reading this process's needs `--allow-env`).
+ * with `ln` run by bash (the one on the system's directories, see
+ * `helperBash`: the flags grant running it), in an environment of its own
+ * (reading this process's needs `--allow-env`).
  */
 async function makeLink(target: string, path: string): Promise<void> {
   try {
@@ -72,10 +74,10 @@ async function makeLink(target: string, path: string): Promise<void> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotCapable)) throw error;
   }
-  const { code, stderr } = await new Deno.Command("bash", {
+  const { code, stderr } = await new Deno.Command(helperBash(), {
     // -T: a directory at `path` is refused, not entered.
     args: ["-c", 'exec ln -s -T -- "$1" "$2"', "bash", target, path],
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin", LC_ALL: "C" },
+    env: { PATH: HELPER_PATH, LC_ALL: "C" },
     clearEnv: true,
     stdin: "null",
     stdout: "null",

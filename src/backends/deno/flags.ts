@@ -22,7 +22,14 @@ export interface DenoFlagOptions {
   readonly workingDirectory: string;
   /** The user skill root, readable only, or `null`. */
   readonly skillRoot?: string | null;
-  /** The shell `bash` runs (default `bash`). */
+  /**
+   * The shell the session runs, as `--allow-run` names it (default: the
+   * real path of the `bash` found on the `PATH` of `environment` outside
+   * the working directory, the skill root and the sandbox's writable
+   * directories, with read of that one file; `bash` by name where this
+   * process finds none, which the session uses only where no `PATH` entry
+   * is relative or in one of those directories).
+   */
   readonly shell?: string;
   /**
    * The session's `sandbox` option (`true`, or its options): the flags then
@@ -65,12 +72,12 @@ export interface DenoFlagOptions {
 
 /**
  * The flags a host passes to `deno run` for a session of the same user:
- * read of the roots, write of the working directory, run of the shell and
- * of `bwrap` (each call's PID namespace, and the sandbox) by the real path
- * this process finds it at on `PATH` outside the working directory, the
- * skill root and the sandbox's writable directories (with read of that one
- * file, so that the session finds the same; none when this process finds
- * no such bwrap), read
+ * read of the roots, write of the working directory, run of `bash` and of
+ * `bwrap` (each call's PID namespace, and the sandbox) by the real paths
+ * this process finds them at on `PATH` outside the working directory, the
+ * skill root and the sandbox's writable directories (with read of those
+ * files, so that the session finds the same; where this process finds no
+ * such program, `bash` by name, and no bwrap), read
  * and write of the file backend's link to `/proc/self/fd`, the user id (the
  * link's default name holds it), read of this package's own sources (the
  * search workers' modules), read and write of the search index's fence
@@ -122,10 +129,10 @@ export interface DenoFlagOptions {
  * import { denoPermissionFlags } from "@openwork/tools/deno";
  * const flags = denoPermissionFlags({ workingDirectory: "/srv/repo" });
  * // ["--allow-read=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…,<package>/src,
- * //    /home/ann/.gitconfig,…,/usr/bin/bwrap",
+ * //    /home/ann/.gitconfig,…,/usr/bin/bash,/usr/bin/bwrap",
  * //  "--allow-write=/srv/repo,/tmp/openwork-tools-fd-1000,/tmp/openwork-index-…",
- * //  "--allow-env=PATH,HOME,USER,…", "--allow-run=bash,/usr/bin/bwrap", "--allow-sys=uid",
- * //  "--no-prompt"]
+ * //  "--allow-env=PATH,HOME,USER,…", "--allow-run=/usr/bin/bash,/usr/bin/bwrap",
+ * //  "--allow-sys=uid", "--no-prompt"]
  * ```
  */
 export function denoPermissionFlags(options: DenoFlagOptions): string[] {
@@ -162,9 +169,15 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
   readable.push(...git.filter((path) => path.startsWith("/") && !path.includes(",")));
   // bwrap makes each call's PID namespace (and the sandbox); without it the session runs on.
   const bwrap = options.sandbox || options.processNamespace !== false
-    ? trustedBwrap(options, environment)
+    ? trustedHostProgram(options, environment, "bwrap")
     : null;
-  const run = [options.shell ?? "bash"];
+  // bash by its real path too: granted by name, it would be the first bash on the PATH Deno
+  // starts with, a repository's own where that PATH lists its node_modules/.bin first.
+  const bash = options.shell === undefined
+    ? trustedHostProgram(options, environment, "bash")
+    : null;
+  const run = [options.shell ?? bash ?? "bash"];
+  if (bash !== null) readable.push(bash); // the session finds it by that path
   if (bwrap !== null) {
     run.push(bwrap);
     readable.push(bwrap); // the session finds it by that path (its directory stays unread)
@@ -180,26 +193,27 @@ export function denoPermissionFlags(options: DenoFlagOptions): string[] {
 }
 
 /**
- * The real path of the `bwrap` the session may run, found on the `PATH` of
- * `environment` outside every directory that the session's processes may
- * write in or that a repository brings (the working directory, the skill
- * root, the sandbox's writable directories: see `trustedProgram`), or
- * `null` when there is none this process can see (the flags then grant no
- * bwrap). Granted by name, Deno would run whatever `bwrap` comes first on
- * the `PATH` it starts with, which may be a repository's
- * `node_modules/.bin` (as `npm run` puts it first): a program the
- * repository chose would then run on the host, as the sandbox.
+ * The real path of the program `name` (`bash`, `bwrap`) the session may
+ * run, found on the `PATH` of `environment` outside every directory that
+ * the session's processes may write in or that a repository brings (the
+ * working directory, the skill root, the sandbox's writable directories:
+ * see `trustedProgram`), or `null` when there is none this process can see.
+ * Granted by name, Deno would run whatever `name` comes first on the `PATH`
+ * it starts with, which may be a repository's `node_modules/.bin` (as
+ * `npm run` puts it first): a program the repository chose would then run
+ * on the host, as every call's shell or as the sandbox.
  */
-function trustedBwrap(
+function trustedHostProgram(
   options: DenoFlagOptions,
   environment: Readonly<Record<string, string>>,
+  name: "bash" | "bwrap",
 ): string | null {
   const shunned = [options.workingDirectory];
   if (options.skillRoot) shunned.push(options.skillRoot);
   if (typeof options.sandbox === "object") shunned.push(...(options.sandbox.writable ?? []));
   const canonicals = shunned.map(canonical);
   if (canonicals.includes(null)) return null; // what to keep away from cannot be told
-  const found = findProgram(environment, "bwrap", canonicals as string[]);
+  const found = findProgram(environment, name, canonicals as string[]);
   return typeof found === "object" && !found.path.includes(",") ? found.path : null;
 }
 

@@ -24,6 +24,7 @@ import {
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { checkTiming, OwnedGroups, ownedHandle } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
+import { HELPER_PATH, helperBash } from "../helper_bash.ts";
 
 const direct: DirectSignaller = (target, signal) => {
   try {
@@ -37,10 +38,11 @@ const direct: DirectSignaller = (target, signal) => {
     return !(code === "ESRCH" || name === "NotFound");
   }
 };
-const bash: BashRunner = async (script, args) => {
-  const { code, stdout } = await new Deno.Command("bash", {
+/** Runs scripts with the bash at `program` (never one the session's `PATH` finds). */
+const bashRunner = (program: string): BashRunner => async (script, args) => {
+  const { code, stdout } = await new Deno.Command(program, {
     args: ["-c", script, "bash", ...args],
-    env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+    env: { PATH: HELPER_PATH },
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
@@ -48,8 +50,23 @@ const bash: BashRunner = async (script, args) => {
   }).output();
   return { code, stdout: new TextDecoder().decode(stdout) };
 };
-const control: GroupControl = localProcessGroups(direct, bash, procfsGroupProbe);
-const table: ProcessTable = localProcessTable(direct, bash);
+
+/** The group control and process table of each bash the helpers run, made on first use. */
+const helpers = new Map<string, { control: GroupControl; table: ProcessTable }>();
+
+/** The helpers that run scripts with `shell` (default: {@link helperBash}). */
+function helpersOf(shell = helperBash()): { control: GroupControl; table: ProcessTable } {
+  let made = helpers.get(shell);
+  if (made === undefined) {
+    const bash = bashRunner(shell);
+    made = {
+      control: localProcessGroups(direct, bash, procfsGroupProbe),
+      table: localProcessTable(direct, bash),
+    };
+    helpers.set(shell, made);
+  }
+  return made;
+}
 
 /**
  * Makes the Deno process backend.
@@ -101,6 +118,7 @@ export function createDenoProcessBackend(timing: TerminationTiming = {}): Proces
         code: status.signal === null ? status.code : null,
         signal: status.signal,
       }));
+      const { control, table } = helpersOf(request.shell);
       return Promise.resolve(ownedHandle(
         owned,
         {

@@ -29,6 +29,7 @@ import {
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { checkTiming, OwnedGroups, ownedHandle } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
+import { HELPER_PATH, helperBash } from "../helper_bash.ts";
 import { discardFd, FifoPool } from "./fifo.ts";
 import { isDeno } from "../../runtime/checks.ts";
 import type { PipeEnds } from "./fifo.ts";
@@ -43,10 +44,11 @@ const direct: DirectSignaller = (target, signal) => {
     return code !== "ESRCH";
   }
 };
-const bash: BashRunner = (script, args) =>
+/** Runs scripts with the bash at `program` (never one the session's `PATH` finds). */
+const bashRunner = (program: string): BashRunner => (script, args) =>
   new Promise((resolve, reject) => {
-    execFile("bash", ["-c", script, "bash", ...args], {
-      env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+    execFile(program, ["-c", script, "bash", ...args], {
+      env: { PATH: HELPER_PATH },
       maxBuffer: 64 * 1024 * 1024,
     }, (error, stdout) => {
       const code = error === null ? 0 : (error as { code?: unknown }).code;
@@ -54,8 +56,23 @@ const bash: BashRunner = (script, args) =>
       else resolve({ code, stdout: String(stdout) });
     });
   });
-const control: GroupControl = localProcessGroups(direct, bash, procfsGroupProbe);
-const table: ProcessTable = localProcessTable(direct, bash);
+
+/** The group control and process table of each bash the helpers run, made on first use. */
+const helpers = new Map<string, { control: GroupControl; table: ProcessTable }>();
+
+/** The helpers that run scripts with `shell` (default: {@link helperBash}). */
+function helpersOf(shell = helperBash()): { control: GroupControl; table: ProcessTable } {
+  let made = helpers.get(shell);
+  if (made === undefined) {
+    const bash = bashRunner(shell);
+    made = {
+      control: localProcessGroups(direct, bash, procfsGroupProbe),
+      table: localProcessTable(direct, bash),
+    };
+    helpers.set(shell, made);
+  }
+  return made;
+}
 
 /** Bytes of the one buffer a FIFO is read into. */
 const READ_BYTES = 64 * 1024;
@@ -250,6 +267,7 @@ export function createNodeProcessBackend(timing: TerminationTiming = {}): Proces
           );
         });
       });
+      const { control, table } = helpersOf(request.shell);
       return ownedHandle(
         owned,
         {

@@ -10,6 +10,12 @@
 export interface SandboxPlan {
   /** The bubblewrap program: an absolute path, or `bwrap` when the `PATH` could not be read. */
   readonly bwrap: string;
+  /**
+   * The bash that runs first inside the sandbox (its real path, as the
+   * session found it outside the writable directories; default `bash`, as
+   * the `PATH` there finds it).
+   */
+  readonly bash?: string;
   /** The writable directories, the working directory first; canonical. */
   readonly writable: readonly string[];
   /** The skill root, bound read-only, or `null`. */

@@ -104,7 +104,7 @@ export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): Pr
         command: plan.bwrap,
         args: [
           ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
-          "bash",
+          plan.bash ?? "bash",
           "-c",
           CLOSE_INHERITED,
           "bash",
