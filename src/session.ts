@@ -307,9 +307,9 @@ export async function createSession(options: SessionOptions): Promise<ToolSessio
     if ((sandboxOptions.network ?? "none") === "none" && !filterSupports(process.arch)) {
       throw sandboxArchitectureError(process.arch);
     }
-    const found = findProgram(environment, "bwrap");
-    if (found === "missing") throw bwrapMissingError(environment.PATH);
-    if (found !== "unknown") bwrap = found.path;
+    // Where bwrap is not on the PATH at all, refused now; which one runs is chosen once the
+    // directories it must not come from are known (below).
+    if (findProgram(environment, "bwrap") === "missing") throw bwrapMissingError(environment.PATH);
   }
   const filesystem = options.filesystem ?? defaultFileSystem();
   try {

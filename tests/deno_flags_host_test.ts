@@ -13,7 +13,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { createSession, finalizeToolset } from "../mod.ts";
-import { sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
+import { DENO_DIR, sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 import { denoEntry } from "./deno_host.ts";
 
 /** A byte stream of the child, as much of Deno's `ReadableStream` as is used. */
@@ -165,18 +165,12 @@ async function bwrapPath(): Promise<string> {
   return (await sh('realpath "$(command -v bwrap)"')).trim();
 }
 
-/** Deno's cache directory, so that a child with another HOME finds the packages. */
-async function denoDir(): Promise<string> {
-  const info = await runDeno(["info", "--json"]);
-  return (JSON.parse(info.stdout) as { denoDir: string }).denoDir;
-}
-
 /**
  * A host's environment with a chosen HOME and LANG: the test's own, less
  * what would point git elsewhere, with Deno's cache where it is now.
  */
-async function hostEnvironment(home: string): Promise<Record<string, string>> {
-  const env: Record<string, string> = { DENO_DIR: await denoDir() };
+function hostEnvironment(home: string): Record<string, string> {
+  const env: Record<string, string> = { DENO_DIR };
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !name.startsWith("XDG_") && !name.startsWith("GIT_")) {
       env[name] = value;
@@ -211,7 +205,7 @@ test(
     const dir = await tempDir();
     try {
       const { root, home } = await repositoryAndHome(dir.path);
-      const env = await hostEnvironment(home);
+      const env = hostEnvironment(home);
       const flags = (await denoEntry()).denoPermissionFlags({
         workingDirectory: root,
         environment: env,
@@ -240,7 +234,7 @@ for (const namespace of [true, false]) {
       const dir = await tempDir();
       try {
         const { root, home } = await repositoryAndHome(dir.path);
-        const env = await hostEnvironment(home);
+        const env = hostEnvironment(home);
         const flags = (await denoEntry()).denoPermissionFlags({
           workingDirectory: root,
           environment: env,
@@ -267,7 +261,7 @@ test(
     const dir = await tempDir();
     try {
       const { root, home } = await repositoryAndHome(dir.path);
-      const env = await hostEnvironment(home);
+      const env = hostEnvironment(home);
       const flags = (await denoEntry()).denoPermissionFlags({
         workingDirectory: root,
         environment: env,
@@ -306,7 +300,7 @@ test(
     const dir = await tempDir();
     try {
       const { root, home } = await repositoryAndHome(dir.path);
-      const env = await hostEnvironment(home);
+      const env = hostEnvironment(home);
       const flags = (await denoEntry()).denoPermissionFlags({
         workingDirectory: root,
         environment: env,
@@ -351,7 +345,7 @@ async function plantedBwrap(path: string) {
       'while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done; shift; exec "$@" </dev/null\n',
     { mode: 0o755 },
   );
-  const env = await hostEnvironment(home);
+  const env = hostEnvironment(home);
   env.PATH = `${bin}:${env.PATH ?? "/usr/bin:/bin"}`;
   const planted = async () => await stat(ran).then(() => true, () => false);
   return { root, env, planted };
@@ -459,7 +453,7 @@ async function plantedBash(path: string) {
     `#!/bin/sh\necho ran >> ${quoted(ran)}\nexec ${quoted(await bashPath())} "$@"\n`,
     { mode: 0o755 },
   );
-  const env = await hostEnvironment(home);
+  const env = hostEnvironment(home);
   env.PATH = `${bin}:${env.PATH ?? "/usr/bin:/bin"}`;
   const planted = async () => await stat(ran).then(() => true, () => false);
   return { root, env, planted };
