@@ -622,7 +622,8 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
   test(`grep and glob (${name}): a tree job walked on the calling thread in steps, then by the workers after the last entry walked there, gives exactly the results of one walk`, async () => {
     const ws = await workspace(byName[name], {
       ...searchLayout(),
-      // Larger than a chunk: the calling thread leaves it to the workers.
+      // Larger than a chunk, and matched line by line (in count mode): the calling thread leaves
+      // it to the workers.
       "d5/large.txt": "needle\n".repeat(12_000),
     });
     const pool = poolOf(name);
@@ -635,7 +636,7 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       const request = {
         pattern: "needle",
         caseInsensitive: false,
-        mode: "files_with_matches" as const,
+        mode: "count" as const,
         maxBytes: 1 << 24,
         context: 0,
       };
@@ -930,9 +931,12 @@ test("grep: count and files_with_matches agree with testing every line, for lite
       assert.equal(content.matches, expected, `${pattern} in ${JSON.stringify(text)}`);
     }
   }
-  // The pattern that is its own literal needs no regular expression; one with more does.
+  // The pattern that is its own literal (escaped punctuation included) needs no regular
+  // expression; one with more does.
   assert.equal(compileMatcher("EXPORT_SYMBOL_GPL").exact, true);
-  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(").exact, false);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(").exact, true);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(\\w").exact, false);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL(_NS)?").exact, false);
   assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", { caseInsensitive: true }).exact, false);
 });
 
