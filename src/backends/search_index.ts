@@ -167,11 +167,16 @@ const DEFAULT_MEMORY_LIMIT = 1024 * 1024 * 1024;
 const SEGMENT_FILES = Math.min(4096, MAX_SEGMENT_FILES);
 /** Segments built at once. */
 const BUILDS_AT_ONCE = 2;
-/** Candidates in the first batch scanned; each next batch doubles, up to the last. */
+/**
+ * Candidates in the first batch scanned; each next batch doubles, up to the
+ * last, and is never more than a share of what is left (see {@link scanBatch}).
+ */
 const FIRST_SCAN = 32;
-const LAST_SCAN = 1024;
-/** Scan batches in flight at once. */
+const LAST_SCAN = 512;
+/** Scan batches running at once (two for each worker: one ready while the other runs). */
 const SCANS_AT_ONCE = 4;
+/** Scan batches done or running whose results have not been taken yet, at most. */
+const SCANS_AHEAD = 8;
 /** Segments smaller than this count as small; past {@link SMALL_SEGMENTS} of them, they merge. */
 const SMALL_SEGMENT = 1024;
 const SMALL_SEGMENTS = 16;
@@ -188,6 +193,16 @@ const MAX_LOSSES = 8;
 const MAX_DIRTY = 100_000;
 /** Estimated resident bytes of one entry beyond its path's characters (its stamp included). */
 const ENTRY_BYTES = 160 + STAMP_FIELDS * 8;
+
+/**
+ * The size of the next scan batch: `size`, but at most a
+ * {@link SCANS_AT_ONCE}th of the `left` candidates (and no fewer than
+ * {@link FIRST_SCAN}), so that the last batches are small and the workers
+ * end together rather than one waiting on the other's large last batch.
+ */
+function scanBatch(size: number, left: number): number {
+  return Math.min(size, Math.max(FIRST_SCAN, Math.ceil(left / SCANS_AT_ONCE)));
+}
 
 /** The memory an entry of the index is counted for. */
 function entryMemory(display: string): number {
@@ -1446,29 +1461,39 @@ export class SearchIndex {
     const flags = new SharedArrayBuffer(4);
     const stop = () => Atomics.store(new Int32Array(flags), 0, 1);
     signal.addEventListener("abort", stop, { once: true });
+    // In candidate order; each batch is sent as soon as one ends (not when its results are taken,
+    // in order), so that no worker waits on another's batch.
     const inFlight: { from: number; answer: ReturnType<IndexWorkers["scanFiles"]> }[] = [];
+    let running = 0;
+    let over = false;
     let next = 0;
     let size = FIRST_SCAN;
     const send = () => {
-      while (inFlight.length < SCANS_AT_ONCE && next < files.length) {
-        const batch = files.slice(next, next + size);
-        const answer = workers.scanFiles({
-          files: batch.map((display) => `${root}/${display}`),
-          request,
-          flags,
-        });
-        answer.catch(() => {});
+      while (
+        !over && running < SCANS_AT_ONCE && inFlight.length < SCANS_AHEAD && next < files.length
+      ) {
+        const count = scanBatch(size, files.length - next);
+        const paths = new Array<string>(Math.min(count, files.length - next));
+        for (let i = 0; i < paths.length; i++) paths[i] = `${root}/${files[next + i]}`;
+        const answer = workers.scanFiles({ files: paths, request, flags });
+        running++;
+        answer.then(ended, ended);
         inFlight.push({ from: next, answer });
-        next += batch.length;
+        next += paths.length;
         size = Math.min(size * 2, LAST_SCAN);
       }
+    };
+    const ended = () => {
+      running--;
+      send();
     };
     let found = 0;
     try {
       send();
       while (inFlight.length > 0) {
-        const { from, answer } = inFlight.shift()!;
+        const { from, answer } = inFlight[0];
         const { results, error } = await answer;
+        inFlight.shift();
         signal.throwIfAborted();
         if (error !== undefined) throw new Error(error);
         const hits: TreeHit[] = [];
@@ -1479,11 +1504,13 @@ export class SearchIndex {
           found += resultCount(result, request.mode);
           if (found >= limit) break;
         }
+        if (found >= limit) over = true;
         if (hits.length > 0) yield hits;
-        if (found >= limit) return;
+        if (over) return;
         send();
       }
     } finally {
+      over = true;
       stop();
       signal.removeEventListener("abort", stop);
       await Promise.allSettled(inFlight.map((job) => job.answer));
