@@ -76,6 +76,42 @@ export function headIsBinary(length: number): boolean {
   return looksBinary(head.subarray(0, length));
 }
 
+const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
+
+/**
+ * The lines among the first `length` bytes of `head` that match, counted as
+ * `countLines` of `scan.ts` counts them (at most one in files_with_matches
+ * mode), with the SIMD search in place: only the lines that hold the
+ * literal are looked at, and nothing else is decoded. For a runtime whose
+ * byte search is not native; `head` holds the literal (at `first`).
+ */
+function countInHead(
+  length: number,
+  first: number,
+  matcher: LineMatcher,
+  mode: ScanRequest["mode"],
+): number {
+  let matches = 0;
+  for (let at = first; at !== -1;) {
+    let end = simd!.findByte(at, length, NEWLINE);
+    if (end === -1) end = length;
+    if (!matcher.exact) {
+      // Where the line holding `at` starts, as a search back from `at` itself for a line break.
+      let start = head[at] === NEWLINE ? at + 1 : at;
+      while (start > 0 && start <= at && head[start - 1] !== NEWLINE) start--;
+      if (!matcher.matchesLine(decoder.decode(head.subarray(start, end)))) {
+        at = end === length ? -1 : simd!.findLiteral(end + 1, length);
+        continue;
+      }
+    }
+    matches++;
+    if (mode === "files_with_matches") break;
+    at = end === length ? -1 : simd!.findLiteral(end + 1, length);
+  }
+  return matches;
+}
+
 /**
  * Whether the rest of a file, read chunk by chunk after the full first chunk
  * in `head`, holds `literal`. Consecutive chunks overlap by the literal's
@@ -193,6 +229,12 @@ export function scanOne(
     if (read < CHUNK) {
       if (literal !== null) {
         if (headIsBinary(read)) return BINARY;
+        if (simd !== null && simd.setLiteral(literal) && request.mode !== "content") {
+          const first = simd.findLiteral(0, read);
+          if (first === -1) return NO_MATCH;
+          const matches = countInHead(read, first, matcher, request.mode);
+          return matches === 0 ? NO_MATCH : { matches, lines: [] };
+        }
         if (!headHolds(read, literal)) return NO_MATCH;
         if (matcher.exact && request.mode === "files_with_matches") return MATCHED;
       }
