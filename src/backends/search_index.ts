@@ -1505,7 +1505,7 @@ export class SearchIndex {
         }
       })(),
       async cancel() {
-        own.abort(new Error("The scan began before the index was current is void."));
+        own.abort(new Error("A scan begun before the index was brought up to date is void."));
         await first.catch(() => {});
         await scan.return(undefined).catch(() => {});
         done();

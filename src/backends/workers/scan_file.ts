@@ -170,6 +170,10 @@ export function readWhole(
   return readRest(fd, size, maxBytes, start);
 }
 
+/** What {@link restHoldsKept} answers for a file without the literal, and for one past the cap. */
+const ABSENT = -1;
+const PAST_CAP = -2;
+
 /**
  * As {@link restHolds}, keeping every byte read in `whole` after the first
  * chunk: how many bytes of the file `whole` holds once the literal is found
@@ -194,9 +198,6 @@ function restHoldsKept(fd: number, size: number, maxBytes: number, literal: Byte
     if (headHolds(length, literal)) return filled;
   }
 }
-const ABSENT = -1;
-const PAST_CAP = -2;
-
 /**
  * Scans one file; throws {@link ScanStopped} when `stopped` says its search
  * stopped during it. With `leaveLarge`, a file larger than a few KiB that
