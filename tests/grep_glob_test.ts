@@ -10,7 +10,7 @@ import { sharedPool, treeStart } from "../src/backends/workers/pool.ts";
 import type { SearchPool } from "../src/backends/workers/pool.ts";
 import { workerSearches } from "../src/backends/workers/searches.ts";
 import { listDirectorySync } from "../src/backends/node/list_sync.ts";
-import { UnitSteps } from "../src/backends/workers/unit.ts";
+import { UnitSteps, VerifiedDirectories } from "../src/backends/workers/unit.ts";
 import type { TreeSpec, UnitAnswer } from "../src/backends/workers/unit.ts";
 import { Routes } from "../src/backends/descriptor_route.ts";
 import { matcherFor, scanOne } from "../src/backends/workers/scan_file.ts";
@@ -23,8 +23,8 @@ import { createMemoryFileSystem, createSession, finalizeToolset } from "../mod.t
 import { SIMD_BUFFER_BYTES, SimdSearch } from "../src/search/simd.ts";
 import { byteLiteral, findLiteral, holdsLiteral, holdsNul } from "../src/search/bytes.ts";
 import { Buffer } from "node:buffer";
-import { readdirSync } from "node:fs";
-import { backendFixtures, type Layout, underDeno, workspace } from "./helpers.ts";
+import { readdirSync, writeFileSync } from "node:fs";
+import { backendFixtures, type Layout, tempDir, underDeno, workspace } from "./helpers.ts";
 import { defaultDescriptorLink } from "../src/backends/descriptor_link.ts";
 import picomatch from "picomatch";
 import { parseRegex, requiredEnding } from "../src/search/glob_regex.ts";
@@ -622,7 +622,8 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
   test(`grep and glob (${name}): a tree job walked on the calling thread in steps, then by the workers after the last entry walked there, gives exactly the results of one walk`, async () => {
     const ws = await workspace(byName[name], {
       ...searchLayout(),
-      // Larger than a chunk: the calling thread leaves it to the workers.
+      // Larger than a chunk, and matched line by line (in count mode): the calling thread leaves
+      // it to the workers.
       "d5/large.txt": "needle\n".repeat(12_000),
     });
     const pool = poolOf(name);
@@ -635,7 +636,7 @@ for (const name of ["node", "deno"].filter((n) => n in byName)) {
       const request = {
         pattern: "needle",
         caseInsensitive: false,
-        mode: "files_with_matches" as const,
+        mode: "count" as const,
         maxBytes: 1 << 24,
         context: 0,
       };
@@ -930,10 +931,90 @@ test("grep: count and files_with_matches agree with testing every line, for lite
       assert.equal(content.matches, expected, `${pattern} in ${JSON.stringify(text)}`);
     }
   }
-  // The pattern that is its own literal needs no regular expression; one with more does.
+  // The pattern that is its own literal (escaped punctuation included) needs no regular
+  // expression; one with more does.
   assert.equal(compileMatcher("EXPORT_SYMBOL_GPL").exact, true);
-  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(").exact, false);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(").exact, true);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL\\(\\w").exact, false);
+  assert.equal(compileMatcher("EXPORT_SYMBOL_GPL(_NS)?").exact, false);
   assert.equal(compileMatcher("EXPORT_SYMBOL_GPL", { caseInsensitive: true }).exact, false);
+});
+
+test("grep: a file scanned where it lies gives what its bytes scanned whole give, in every mode", async () => {
+  const random = seededRandom(11);
+  const words = [
+    "spin_lock_irqsave(",
+    "spin_lock_irqrestore(&l, f);",
+    "spin_lock_irq(",
+    "spin_lock_irqsave",
+    "needle",
+    "needle\nneedle",
+    "é",
+    "x",
+  ];
+  const separators = ["\n", "\r\n", "", " ", "\n\n"];
+  const patterns = [
+    "spin_lock_irq(save|restore)\\(",
+    "spin_lock_irq",
+    "spin_lock_irqsave\\(",
+    "spin_lock_irq(save|restore)\\(&?[a-z]",
+    "needle$",
+    "^needle",
+    "n(ee|é)dle",
+  ];
+  const dir = await tempDir();
+  try {
+    const files: { path: string; bytes: Uint8Array }[] = [];
+    for (let i = 0; i < 120; i++) {
+      // Some larger than a chunk (64 KiB), most within one.
+      const count = i % 10 === 0 ? 6000 + random(6000) : random(60);
+      let text = "";
+      for (let w = 0; w < count; w++) {
+        text += words[random(words.length)] + separators[random(separators.length)];
+      }
+      const bytes = new TextEncoder().encode(text);
+      // Invalid UTF-8 in some: a lone continuation byte, and a lead byte cut short.
+      const raw = i % 3 === 0
+        ? new Uint8Array([...bytes.subarray(0, 50), 0x80, 0xe2, ...bytes.subarray(50)])
+        : bytes;
+      const path = `${dir.path}/f${i}.txt`;
+      writeFileSync(path, raw);
+      files.push({ path, bytes: raw });
+    }
+    const route = underDeno ? defaultDescriptorLink()! : "/proc/self/fd";
+    const directories = new VerifiedDirectories(new Routes([route]));
+    let matched = 0;
+    try {
+      for (const pattern of patterns) {
+        for (const mode of ["count", "files_with_matches", "content"] as const) {
+          const request = { pattern, caseInsensitive: false, mode, context: 0, maxBytes: 1 << 24 };
+          const matcher = matcherFor(request);
+          for (const { path, bytes } of files) {
+            const whole = scanBytes(bytes, compileMatcher(pattern), request);
+            for (const candidate of [false, true]) {
+              const here = scanOne(
+                directories,
+                path,
+                matcher,
+                request,
+                () => false,
+                false,
+                candidate,
+              );
+              assert.equal(here.matches, whole.matches, `${pattern} ${mode} ${path} ${candidate}`);
+              assert.deepEqual(here.lines, whole.lines, `${pattern} ${mode} ${path} ${candidate}`);
+            }
+            if (whole.matches > 0) matched++;
+          }
+        }
+      }
+    } finally {
+      directories.release();
+    }
+    assert.ok(matched > 500, `${matched} files matched`);
+  } finally {
+    await dir.cleanup();
+  }
 });
 
 test("grep: the SIMD search finds exactly the bytes and literals a plain search finds", () => {

@@ -10,6 +10,7 @@ import { foldBytes, indexQuery } from "../src/search/index/query.ts";
 import type { IndexQuery } from "../src/search/index/query.ts";
 import { SegmentBuilder, segmentCandidates } from "../src/search/index/segment.ts";
 import { compileMatcher } from "../src/search/matcher.ts";
+import { literalSet } from "../src/search/literal_set.ts";
 import { RE2JS } from "re2js";
 import { mulberry32 } from "./shell_oracle.ts";
 
@@ -62,7 +63,7 @@ function fileMatches(match: (line: string) => boolean, bytes: Uint8Array): boole
 test("index query: literal patterns narrow to their required literals", () => {
   const cases: [string, boolean, string][] = [
     ["EXPORT_SYMBOL_GPL", false, '"EXPORT_SYMBOL_GPL"'],
-    ["spin_lock_irq(save|restore)\\(", false, 'and("spin_lock_irq", or("save", "restore"))'],
+    ["spin_lock_irq(save|restore)\\(", false, 'or("spin_lock_irqsave(", "spin_lock_irqrestore(")'],
     ["foo.*bar", false, 'and("foo", "bar")'],
     ["(?i)hello", false, '"hello"'],
     ["hello", true, '"hello"'],
@@ -75,6 +76,40 @@ test("index query: literal patterns narrow to their required literals", () => {
   for (const [pattern, caseInsensitive, expected] of cases) {
     assert.equal(show(indexQuery(pattern, caseInsensitive)), expected, pattern);
   }
+});
+
+test("index query: a pattern of literal text and alternatives requires one of its strings whole", () => {
+  const cases: [string, string][] = [
+    ["spin_lock_irq(save|restore)\\(", 'or("spin_lock_irqsave(", "spin_lock_irqrestore(")'],
+    ["foo(bar|baz)qux", 'or("foobarqux", "foobazqux")'],
+    ["a(?:bc|de)f", 'or("abcf", "adef")'],
+    ["(?P<name>abc|def)g", 'or("abcg", "defg")'],
+    ["x(ab|cd)(ef|gh)", 'or("xabef", "xabgh", "xcdef", "xcdgh")'],
+    ["read\\.(c|h)", 'or("read.c", "read.h")'],
+    ["(ab|c)def", 'or("abdef", "cdef")'],
+    // A string holding another asks no more of a file than the other.
+    ["abc(d|)", '"abc"'],
+    // A string shorter than a gram narrows nothing by itself: the engine's prefilter stands.
+    ["(ab|c)d", "all"],
+    ["(ab|c)defg", 'or("abdefg", "cdefg")'],
+    ["(a|bc)xyz", 'or("axyz", "bcxyz")'],
+    // Not literal text only: the engine's prefilter.
+    ["abc(def|ghi)+xyz", 'and("abc", or("def", "ghi"), "xyz")'],
+    ["(?i)abc(d|e)", '"abc"'],
+  ];
+  for (const [pattern, expected] of cases) {
+    assert.equal(show(indexQuery(pattern, false)), expected, pattern);
+  }
+  // A file that holds the pieces apart but neither string is no candidate any more.
+  const builder = new SegmentBuilder();
+  const apart = builder.add(encoder.encode("spin_lock_irq(&lock);\n/* save */\n"));
+  const whole = builder.add(encoder.encode("spin_lock_irqsave(&lock, flags);\n"));
+  const ids = segmentCandidates(
+    builder.finish(),
+    indexQuery("spin_lock_irq(save|restore)\\(", false),
+  );
+  assert.deepEqual(ids === null ? null : [...ids], [whole]);
+  assert.notEqual(apart, whole);
 });
 
 test("index query: patterns that prove no literal of three bytes give all", () => {
@@ -270,6 +305,7 @@ test("index query: sound on generated patterns and lines, directly and through a
   let checked = 0;
   let narrowed = 0;
   let checkedNarrowed = 0;
+  let literalText = 0;
   const flush = () => {
     const segment = builder.finish();
     for (const { query, id, label } of pending) {
@@ -288,7 +324,9 @@ test("index query: sound on generated patterns and lines, directly and through a
         break; // an invalid pattern (e.g. a repeat of an empty-width assertion): nothing to check
       }
       const query = indexQuery(made.pattern, caseInsensitive);
+      const engine = RE2JS.compile(made.pattern, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
       if (query.op !== "all") narrowed++;
+      if (!caseInsensitive && literalSet(made.pattern) !== null) literalText++;
       for (let sample = 0; sample < 3; sample++) {
         const line = gen.noise() + made.sample(caseInsensitive) + gen.noise();
         const lines = [gen.noise(), line, gen.noise()].map(gen.bytes);
@@ -303,6 +341,11 @@ test("index query: sound on generated patterns and lines, directly and through a
           `on ${JSON.stringify(decoder.decode(file))}: ${show(query)}`;
         // Unrelated files share the segment, so a candidate list must pick this one out.
         builder.add(gen.bytes(gen.noise() + gen.noise()));
+        // The matcher answers as the engine does, on every line (a pattern of literal text and
+        // alternatives is matched without it).
+        for (const text of decoder.decode(file).split("\n")) {
+          assert.equal(matcher.matchesLine(text), engine.test(text), `${label}: line ${text}`);
+        }
         if (!fileMatches((text) => matcher.matchesLine(text), file)) continue;
         checked++;
         if (query.op !== "all") checkedNarrowed++;
@@ -320,4 +363,5 @@ test("index query: sound on generated patterns and lines, directly and through a
     checkedNarrowed > 1000,
     `${checkedNarrowed} matching files checked against a narrowing query`,
   );
+  assert.ok(literalText > 150, `${literalText} patterns of literal text and alternatives`);
 });

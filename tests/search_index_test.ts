@@ -539,6 +539,70 @@ for (const backend of backends) {
   );
 
   test(
+    `search index: the scan begins while the fence is under way, and a change the fence reports voids it (${backend.name})`,
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      // Scans the workers were asked for, counted as they are asked.
+      let scans = 0;
+      const wrap = (filesystem: AsyncFileSystem): AsyncFileSystem => {
+        const workers = filesystem.indexWorkers!;
+        return {
+          ...filesystem,
+          indexWorkers: {
+            ...workers,
+            scanFiles(job) {
+              scans++;
+              return workers.scanFiles(job);
+            },
+          },
+        };
+      };
+      const watchers = new DrivenWatchers();
+      const { root, index, same, cleanup } = await pair(
+        backend,
+        { watch: watchers.watch },
+        300,
+        wrap,
+      );
+      try {
+        await index.ready;
+        // A first search takes in whatever the start left to look at again (directories listed
+        // within the racy window of their last change, say).
+        await same("grep", { pattern: "alpha", mode: "files_with_matches" });
+        // Nothing changed: the workers are scanning by the time the fence is asked.
+        let scansAtFence = -1;
+        watchers.current.fenceOnce = () => {
+          scansAtFence = scans;
+          return Promise.resolve(true);
+        };
+        scans = 0;
+        await same("grep", { pattern: "alpha", mode: "count" });
+        assert.ok(scansAtFence > 0, `${scansAtFence} scans asked for before the fence`);
+
+        // Changes made before the call, reported only by its fence (as a watcher late with its
+        // events would): the scan begun before is void, and the answer has them.
+        await put(join(root, "late/new.ts"), "alpha late_marker\n");
+        const changed = (await fs.readdir(join(root, "src"))).find((name) => name.endsWith(".ts"));
+        if (changed !== undefined) await put(join(root, "src", changed), "late_marker alpha\n");
+        watchers.current.fenceOnce = () => {
+          watchers.current.handlers.changed(join(root, "late"));
+          watchers.current.handlers.changed(join(root, "late/new.ts"));
+          if (changed !== undefined) watchers.current.handlers.changed(join(root, "src", changed));
+          return Promise.resolve(true);
+        };
+        const searches = index.stats().searches;
+        await same("grep", { pattern: "late_marker", mode: "content" });
+        assert.ok(index.stats().searches.indexed > searches.indexed, "the index answered");
+        await compareAll(same, ["late_marker", "alpha"]);
+      } finally {
+        await cleanup();
+      }
+    },
+  );
+
+  test(
     `search index: a refresh that fails as its search is cancelled still builds the index again (${backend.name})`,
     {
       timeout: 120_000,

@@ -213,6 +213,17 @@ interface SegmentSlot {
   readonly memory: number;
 }
 
+/** A scan begun before the index was made current (see `SearchIndex.#scanEarly`). */
+interface EarlyScan {
+  /** The index's generation and revision when it began. */
+  readonly generation: number;
+  readonly revision: number;
+  /** Its hits, as the search's. */
+  readonly hits: AsyncGenerator<TreeHit[]>;
+  /** Stops it, and resolves once its workers' batches have ended. */
+  cancel(): Promise<void>;
+}
+
 /** Whether two ignore states are the same rules. */
 function sameIgnore(a: IgnoreState | null, b: IgnoreState | null): boolean {
   if (a === null || b === null) return a === b;
@@ -264,6 +275,10 @@ export class SearchIndex {
   #restart: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Walks of the tree under way (see {@link #changedPath}). */
   #walking = 0;
+  /** Settles running (see {@link #settle}): while one runs, the index may be half brought up to date. */
+  #settling = 0;
+  /** Refreshes that changed or may have changed the index: a scan begun before one is void. */
+  #revision = 0;
 
   #table = new EntryTable(null);
   #segments: (SegmentSlot | null)[] = [];
@@ -1139,6 +1154,7 @@ export class SearchIndex {
 
   async #settleNow(signal: AbortSignal): Promise<boolean> {
     const generation = this.#generation;
+    this.#settling++;
     try {
       return await this.#refresh(signal);
     } catch (error) {
@@ -1152,6 +1168,8 @@ export class SearchIndex {
       }
       signal.throwIfAborted();
       return false;
+    } finally {
+      this.#settling--;
     }
   }
 
@@ -1170,6 +1188,7 @@ export class SearchIndex {
     const resync = this.#resync !== null;
     const relist = this.#relist;
     if (dirty.size === 0 && relist.size === 0 && !resync && !this.#needsCompaction()) return true;
+    this.#revision++;
     this.#dirty = new Set();
     this.#relist = new Set();
     this.#resync = null;
@@ -1395,11 +1414,90 @@ export class SearchIndex {
     }
     const query = indexQuery(request.pattern, request.caseInsensitive);
     if (query.op === "all") return this.#walk();
-    if (!await this.#settle(signal) || !this.#holds(start, search.ignore)) return this.#walk();
-    const files = this.#candidates(start.display, query, globFilter(search.glob));
-    this.#indexed++;
     const limit = search.limit ?? Number.MAX_SAFE_INTEGER;
+    const accept = globFilter(search.glob);
+    const early = this.#scanEarly(start, search, query, accept, limit, signal);
+    let settled: boolean;
+    try {
+      settled = await this.#settle(signal) && this.#holds(start, search.ignore);
+    } catch (error) {
+      await early?.cancel();
+      throw error;
+    }
+    if (!settled) {
+      await early?.cancel();
+      return this.#walk();
+    }
+    this.#indexed++;
+    if (
+      early !== null && early.generation === this.#generation && early.revision === this.#revision
+    ) {
+      return early.hits;
+    }
+    await early?.cancel();
+    const files = this.#candidates(start.display, query, accept);
     return scanCandidates(this.#workers!, this.#rootReal, files, request, limit, signal);
+  }
+
+  /**
+   * The scan of a search begun before the index is made current (while the
+   * watcher's fence makes sure every change before the call was reported),
+   * or `null` when the index, as it stands, cannot answer it. Its hits stand
+   * once the index is current only if nothing changed it meanwhile (the same
+   * generation and revision): the candidates were then those of the current
+   * index, and every file was read after the call began. Else it is
+   * cancelled, and the search scans anew.
+   */
+  #scanEarly(
+    start: CheckedPath,
+    search: TreeSearch,
+    query: IndexQuery,
+    accept: (display: string) => boolean,
+    limit: number,
+    signal: AbortSignal,
+  ): EarlyScan | null {
+    if (this.#state !== "ready" || this.#settling > 0 || this.#resync !== null) return null;
+    if (this.#dirty.size > 0 || this.#relist.size > 0 || this.#needsCompaction()) return null;
+    const entry = this.#table.get(start.display);
+    if (entry?.kind !== "directory" || !sameIgnore(entry.outer, search.ignore)) return null;
+    const files = this.#candidates(start.display, query, accept);
+    // Its own signal, so that it can be cancelled alone; the call's abort ends it as well.
+    const own = new AbortController();
+    const forward = () => own.abort(signal.reason);
+    signal.addEventListener("abort", forward, { once: true });
+    const scan = scanCandidates(
+      this.#workers!,
+      this.#rootReal,
+      files,
+      search.request,
+      limit,
+      own.signal,
+    );
+    // Under way at once: the workers read while the fence goes on.
+    const first = scan.next();
+    first.catch(() => {});
+    const done = () => signal.removeEventListener("abort", forward);
+    return {
+      generation: this.#generation,
+      revision: this.#revision,
+      hits: (async function* () {
+        try {
+          const head = await first;
+          if (head.done) return;
+          yield head.value;
+          yield* scan;
+        } finally {
+          await scan.return(undefined);
+          done();
+        }
+      })(),
+      async cancel() {
+        own.abort(new Error("A scan begun before the index was brought up to date is void."));
+        await first.catch(() => {});
+        await scan.return(undefined).catch(() => {});
+        done();
+      },
+    };
   }
 
   /** `glob`'s listing from the index, or `null` when the index cannot answer it. */

@@ -10,6 +10,7 @@ import { ToolError } from "../errors.ts";
 import { byteLiteral } from "./bytes.ts";
 import type { ByteLiteral } from "./bytes.ts";
 import { checkPatternBounds } from "./pattern_bounds.ts";
+import { literalSet } from "./literal_set.ts";
 
 /** A compiled pattern. */
 export interface LineMatcher {
@@ -112,11 +113,18 @@ export function compileMatcher(pattern: string, options: MatcherOptions = {}): L
   }
   let multiline: RE2JS | null = null;
   const literal = caseInsensitive ? null : requiredLiteral(pattern);
+  // A pattern of literal text and alternatives matches a line exactly when the line holds one of
+  // its strings: a plain search answers, far faster than the engine.
+  const strings = caseInsensitive ? null : literalSet(pattern);
+  const holdsOne = (text: string) => strings!.some((string) => text.includes(string));
   return {
     literal: literal === null ? null : byteLiteral(new TextEncoder().encode(literal)),
     literalText: literal,
-    exact: literal !== null && literal === pattern && !pattern.includes("\n"),
-    mayMatch: (text) => (multiline ??= compile(RE2JS.MULTILINE)).test(text),
-    matchesLine: (line) => (regex ??= compile(0)).test(line),
+    exact: literal !== null && !pattern.includes("\n") &&
+      (literal === pattern || (strings?.length === 1 && strings[0] === literal)),
+    mayMatch: strings !== null
+      ? holdsOne
+      : (text) => (multiline ??= compile(RE2JS.MULTILINE)).test(text),
+    matchesLine: strings !== null ? holdsOne : (line) => (regex ??= compile(0)).test(line),
   };
 }

@@ -76,6 +76,42 @@ export function headIsBinary(length: number): boolean {
   return looksBinary(head.subarray(0, length));
 }
 
+const NEWLINE = 0x0a;
+const decoder = new TextDecoder();
+
+/**
+ * The lines among the first `length` bytes of `head` that match, counted as
+ * `countLines` of `scan.ts` counts them (at most one in files_with_matches
+ * mode), with the SIMD search in place: only the lines that hold the
+ * literal are looked at, and nothing else is decoded. For a runtime whose
+ * byte search is not native; `head` holds the literal (at `first`).
+ */
+function countInHead(
+  length: number,
+  first: number,
+  matcher: LineMatcher,
+  mode: ScanRequest["mode"],
+): number {
+  let matches = 0;
+  for (let at = first; at !== -1;) {
+    let end = simd!.findByte(at, length, NEWLINE);
+    if (end === -1) end = length;
+    if (!matcher.exact) {
+      // Where the line holding `at` starts, as a search back from `at` itself for a line break.
+      let start = head[at] === NEWLINE ? at + 1 : at;
+      while (start > 0 && start <= at && head[start - 1] !== NEWLINE) start--;
+      if (!matcher.matchesLine(decoder.decode(head.subarray(start, end)))) {
+        at = end === length ? -1 : simd!.findLiteral(end + 1, length);
+        continue;
+      }
+    }
+    matches++;
+    if (mode === "files_with_matches") break;
+    at = end === length ? -1 : simd!.findLiteral(end + 1, length);
+  }
+  return matches;
+}
+
 /**
  * Whether the rest of a file, read chunk by chunk after the full first chunk
  * in `head`, holds `literal`. Consecutive chunks overlap by the literal's
@@ -93,16 +129,24 @@ function restHolds(fd: number, literal: ByteLiteral): boolean {
   }
 }
 
-/** A whole file of `size` bytes (it may have grown: read to its end, never past the cap). */
-export function readWhole(fd: number, size: number, maxBytes: number): Uint8Array | null {
-  if (whole.length < size + 1) whole = new Uint8Array(Math.max(size + 1, whole.length * 2));
-  let filled = 0;
+/** Makes `whole` hold at least `room` bytes, keeping its first `kept`. */
+function wholeRoom(room: number, kept: number): void {
+  if (whole.length >= room) return;
+  const larger = new Uint8Array(Math.max(room, whole.length * 2));
+  larger.set(whole.subarray(0, kept));
+  whole = larger;
+}
+
+/**
+ * A whole file of `size` bytes whose first `filled` bytes `whole` holds
+ * already (it may have grown: read to its end, never past the cap).
+ */
+function readRest(fd: number, size: number, maxBytes: number, filled: number): Uint8Array | null {
+  // Room for one byte more than the size (or than what is held, for a file that shrank): a read
+  // that fills it all shows the file grew.
+  wholeRoom(Math.max(size, filled) + 1, filled);
   while (true) {
-    if (filled === whole.length) {
-      const larger = new Uint8Array(whole.length * 2);
-      larger.set(whole);
-      whole = larger;
-    }
+    if (filled === whole.length) wholeRoom(whole.length * 2, filled);
     const read = readSync(fd, whole, filled, whole.length - filled, filled);
     if (read === 0) return whole.subarray(0, filled);
     filled += read;
@@ -111,11 +155,58 @@ export function readWhole(fd: number, size: number, maxBytes: number): Uint8Arra
 }
 
 /**
+ * A whole file of `size` bytes (it may have grown: read to its end, never
+ * past the cap). With `start`, its first `start` bytes are those in `head`
+ * already, and only the rest is read.
+ */
+export function readWhole(
+  fd: number,
+  size: number,
+  maxBytes: number,
+  start = 0,
+): Uint8Array | null {
+  wholeRoom(Math.max(size, start) + 1, 0);
+  whole.set(head.subarray(0, start));
+  return readRest(fd, size, maxBytes, start);
+}
+
+/** What {@link restHoldsKept} answers for a file without the literal, and for one past the cap. */
+const ABSENT = -1;
+const PAST_CAP = -2;
+
+/**
+ * As {@link restHolds}, keeping every byte read in `whole` after the first
+ * chunk: how many bytes of the file `whole` holds once the literal is found
+ * (the rest is read from there), {@link ABSENT} when the file does not hold
+ * it, or {@link PAST_CAP} when the file grew past `maxBytes`.
+ */
+function restHoldsKept(fd: number, size: number, maxBytes: number, literal: ByteLiteral): number {
+  wholeRoom(Math.max(size, CHUNK) + 1, 0);
+  whole.set(head);
+  let filled = CHUNK;
+  let length = CHUNK;
+  while (true) {
+    const keep = Math.min(literal.bytes.length - 1, length);
+    head.copyWithin(0, length - keep, length);
+    const read = readSync(fd, head, keep, CHUNK - keep, null);
+    if (read === 0) return ABSENT;
+    wholeRoom(filled + read, filled);
+    whole.set(head.subarray(keep, keep + read), filled);
+    filled += read;
+    if (filled > maxBytes) return PAST_CAP;
+    length = keep + read;
+    if (headHolds(length, literal)) return filled;
+  }
+}
+/**
  * Scans one file; throws {@link ScanStopped} when `stopped` says its search
  * stopped during it. With `leaveLarge`, a file larger than a few KiB that
  * the pattern must be matched against is not scanned: {@link LeftToWorkers}
  * is thrown (a thread that serves its host matches only small files, as a
- * single long line is matched whole).
+ * single long line is matched whole). With `candidate`, the file is one the
+ * search index found likely to match: the chunks of a large one searched for
+ * the literal are kept, and the file is read on from where it was found
+ * rather than again from its start.
  */
 export function scanOne(
   directories: VerifiedDirectories,
@@ -124,6 +215,7 @@ export function scanOne(
   request: ScanRequest,
   stopped: () => boolean,
   leaveLarge = false,
+  candidate = false,
 ): ScanResult {
   // Opened inside its verified directory: a link put in its place, or in a directory's, is not
   // followed.
@@ -138,6 +230,12 @@ export function scanOne(
     if (read < CHUNK) {
       if (literal !== null) {
         if (headIsBinary(read)) return BINARY;
+        if (simd !== null && simd.setLiteral(literal) && request.mode !== "content") {
+          const first = simd.findLiteral(0, read);
+          if (first === -1) return NO_MATCH;
+          const matches = countInHead(read, first, matcher, request.mode);
+          return matches === 0 ? NO_MATCH : { matches, lines: [] };
+        }
         if (!headHolds(read, literal)) return NO_MATCH;
         if (matcher.exact && request.mode === "files_with_matches") return MATCHED;
       }
@@ -150,12 +248,26 @@ export function scanOne(
     if (!stats.isFile()) return UNREADABLE;
     if (stats.size > request.maxBytes) return TOO_LARGE;
     if (headIsBinary(CHUNK)) return BINARY;
-    // A larger file is read whole only when its chunks hold the pattern's required literal.
-    if (literal !== null && !headHolds(CHUNK, literal) && !restHolds(fd, literal)) {
-      return NO_MATCH;
+    // A larger file is read whole only when its chunks hold the pattern's required literal, and
+    // not at all when the literal alone decides.
+    const decides = matcher.exact && request.mode === "files_with_matches";
+    // What of the file is held once the literal is found: the first chunk in `head`, or (after a
+    // search of the rest) nothing, or, for a candidate, what was searched, in `whole`.
+    let inHead = CHUNK;
+    let inWhole = 0;
+    if (literal !== null && !headHolds(CHUNK, literal)) {
+      if (candidate && !decides) {
+        inWhole = restHoldsKept(fd, stats.size, request.maxBytes, literal);
+        if (inWhole === ABSENT) return NO_MATCH;
+        if (inWhole === PAST_CAP) return TOO_LARGE;
+      } else if (!restHolds(fd, literal)) return NO_MATCH;
+      inHead = 0;
     }
+    if (decides) return MATCHED;
     if (leaveLarge) throw new LeftToWorkers();
-    const bytes = readWhole(fd, stats.size, request.maxBytes);
+    const bytes = inWhole > 0
+      ? readRest(fd, stats.size, request.maxBytes, inWhole)
+      : readWhole(fd, stats.size, request.maxBytes, inHead);
     return bytes === null ? TOO_LARGE : scanBytes(bytes, matcher, request, stopped);
   } catch (error) {
     if (error instanceof ScanStopped || error instanceof LeftToWorkers) throw error;

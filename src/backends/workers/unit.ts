@@ -476,6 +476,8 @@ export class VerifiedDirectories {
   readonly #routes: Routes;
   // In the order used, the most recent last.
   readonly #open = new Map<string, number>();
+  /** The directory used last (the last in {@link #open}): the files of one come in a row. */
+  #recent: string | null = null;
   /** The route whose answers were used since it was last checked. */
   #unchecked: DescriptorRoute | null = null;
 
@@ -513,8 +515,11 @@ export class VerifiedDirectories {
   directory(real: string): { fd: number; route: DescriptorRoute | null } | null {
     const kept = this.#open.get(real);
     if (kept !== undefined) {
-      this.#open.delete(real);
-      this.#open.set(real, kept);
+      if (this.#recent !== real) {
+        this.#open.delete(real);
+        this.#open.set(real, kept);
+        this.#recent = real;
+      }
       return { fd: kept, route: this.#routes.of(kept) };
     }
     // A subdirectory of a kept directory is opened inside it, which needs no check of its own
@@ -527,6 +532,7 @@ export class VerifiedDirectories {
       // Used again: the parent goes to the recent end, as its later children will need it.
       this.#open.delete(parentPath);
       this.#open.set(parentPath, parent);
+      this.#recent = parentPath;
     }
     const parentRoute = parent === undefined ? null : this.#routes.of(parent);
     let fd: number;
@@ -544,6 +550,7 @@ export class VerifiedDirectories {
       route = this.#routes.of(fd);
     }
     this.#open.set(real, fd);
+    this.#recent = real;
     if (this.#open.size > KEPT_DIRECTORIES) {
       const [oldest, descriptor] = this.#open.entries().next().value!;
       this.#open.delete(oldest);
@@ -670,6 +677,7 @@ export class VerifiedDirectories {
   release(): void {
     for (const fd of this.#open.values()) closeSync(fd);
     this.#open.clear();
+    this.#recent = null;
     this.#unchecked = null;
   }
 }

@@ -57,7 +57,7 @@ function indexedBytes(
     let bytes: Uint8Array | null;
     if (read < CHUNK) bytes = headIsBinary(read) ? null : head.subarray(0, read);
     else if (headIsBinary(CHUNK)) bytes = null;
-    else bytes = readWhole(fd, stats.size, maxBytes);
+    else bytes = readWhole(fd, stats.size, maxBytes, CHUNK);
     // Taken after the read: a change within the timestamps' granularity of it makes the stamp racy.
     writeStamp(stamps, index, stats, Date.now());
     return bytes;
@@ -120,7 +120,7 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
   try {
     for (const file of job.files) {
       if (stopped()) break;
-      const result = scanOne(directories, file, matcher, job.request, stopped);
+      const result = scanOne(directories, file, matcher, job.request, stopped, false, true);
       results.push(result.matches > 0 || result.skip !== undefined ? result : null);
     }
   } catch (error) {

@@ -5,7 +5,9 @@
  * The tree comes from the parsed pattern: the regular expression engine
  * builds a prefilter from its parse tree (literals that every match holds,
  * joined by AND for concatenation and OR for alternation) and this module
- * converts it. Literals compare with ASCII letters folded to lower case, so
+ * converts it. A pattern made only of literal text, groups and alternation
+ * (`src/search/literal_set.ts`) gives instead the OR of the whole strings it
+ * matches, each one literal. Literals compare with ASCII letters folded to lower case, so
  * a case-insensitive pattern keeps every piece of a literal whose characters
  * have no case variant outside ASCII.
  *
@@ -15,6 +17,7 @@
  * @module
  */
 import { RE2JS } from "re2js";
+import { literalSet } from "../literal_set.ts";
 
 /** What a file's bytes must hold for the pattern to match one of its lines. */
 export type IndexQuery =
@@ -80,6 +83,16 @@ export function indexQuery(pattern: string, caseInsensitive: boolean): IndexQuer
     prefilter = compiled.re2Input?.prefilter ?? null;
   } catch {
     return ALL;
+  }
+  // A pattern of literal text and alternatives requires one of its strings whole, which the
+  // engine's prefilter splits into pieces required apart (`spin_lock_irq` and `save` anywhere).
+  const strings = fold ? null : literalSet(pattern);
+  if (strings !== null && strings.every((string) => encoder.encode(string).length >= MIN_LITERAL)) {
+    // A string that holds another of them asks nothing more of a file than the other does.
+    const needed = strings.filter((string) =>
+      !strings.some((other) => other !== string && string.includes(other))
+    );
+    return or(needed.map(literal));
   }
   if (prefilter === null) return ALL;
   return convert(prefilter, fold);
