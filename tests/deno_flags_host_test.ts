@@ -11,7 +11,7 @@ import { copyFile, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createSession, finalizeToolset } from "../mod.ts";
 import { DENO_DIR, sh, symlinkOnDisk, tempDir, underDeno } from "./helpers.ts";
 import { denoEntry } from "./deno_host.ts";
@@ -505,7 +505,7 @@ for (const namespace of [true, false]) {
         assert.equal(seen.error, undefined);
         assert.equal(seen.processEnding, namespace ? "pid-namespace" : "marker-sweep");
         // Asked both: a PATH that lists a directory inside the working directory proves no command.
-        assert.deepEqual(seen.asked, ["read", "write"]);
+        assert.deepEqual(seen.asked, ["read", "write", "after"]);
         assert.equal(seen.read, "a needle\n");
         assert.equal(seen.write, "made\n");
         assert.equal(await planted(), false, "the planted bash ran");
@@ -543,6 +543,52 @@ test(
       assert.match(seen.error ?? "", /^createSession: Deno was granted to run bash by name/);
       assert.deepEqual(seen.asked, []);
       assert.equal(await planted(), false, "the planted bash ran");
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
+
+test(
+  "Deno host under flags that grant bash by name and read everywhere, a PATH entry in the working directory that links to the system's bash directory first: bash is not run through it, so a command that puts its own bash there never gets it run",
+  { skip },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const { root, home } = await repositoryAndHome(dir.path);
+      const system = dirname(await bashPath());
+      await symlinkOnDisk(system, join(root, "tools"));
+      const ran = join(dir.path, "ran");
+      const env = hostEnvironment(home);
+      env.PATH = `${join(root, "tools")}:${env.PATH ?? "/usr/bin:/bin"}`;
+      const flags = (await denoEntry()).denoPermissionFlags({
+        workingDirectory: root,
+        environment: env,
+        processNamespace: false,
+      }).map((flag) =>
+        flag.startsWith("--allow-run=")
+          ? "--allow-run=bash"
+          : flag.startsWith("--allow-read=")
+          ? "--allow-read"
+          : flag
+      );
+      // The link replaced by a directory with a bash of the command's own.
+      const swap = `rm tools && mkdir tools && printf '#!/bin/sh\\necho ran >> ${ran}\\n` +
+        `exec ${system}/bash "$@"\\n' > tools/bash && chmod +x tools/bash && echo swapped`;
+      const seen = lastLine<PlantedBashSeen>(
+        await runDeno([
+          "run",
+          "--quiet",
+          ...flags,
+          fixture("planted_bash_agent.ts"),
+          root,
+          "sweep",
+          swap,
+        ], { env }),
+      );
+      // Deno's grant by name is the link's bash: the session refuses rather than run it.
+      assert.match(seen.error ?? "", /^createSession: Deno was granted to run bash by name/);
+      assert.equal(await stat(ran).then(() => true, () => false), false, "the swapped-in bash ran");
     } finally {
       await dir.cleanup();
     }

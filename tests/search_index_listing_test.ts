@@ -154,3 +154,88 @@ for (const backend of backends) {
     },
   );
 }
+
+/** Changes made between the listing and the watch that change the ignore rules below a directory. */
+const RULE_CHANGES: readonly {
+  readonly name: string;
+  readonly repository: boolean;
+  readonly change: (root: string) => Promise<void>;
+}[] = [
+  {
+    name: "an ignore file made in a directory",
+    repository: true,
+    change: (root) => put(join(root, "sub/.gitignore"), "*.md\n"),
+  },
+  {
+    name: "a repository made at the top",
+    repository: false,
+    change: (root) => fs.mkdir(join(root, ".git")),
+  },
+];
+
+for (const backend of backends) {
+  for (const { name, repository, change } of RULE_CHANGES) {
+    test(
+      `search index: ${name} after the tree was listed and before the watcher was in place rules below it as a walk would (${backend.name})`,
+      async () => {
+        const dir = await tempDir();
+        try {
+          const root = join(dir.path, "repo");
+          await put(join(root, ".gitignore"), "*.log\n");
+          await put(join(root, "top.md"), "alpha top\n");
+          await put(join(root, "sub/deep/c.md"), "alpha c\n");
+          await put(join(root, "sub/deep/deeper/z.md"), "alpha z\n");
+          await put(join(root, "sub/deep/x.log"), "alpha x\n");
+          await put(join(root, "sub/deep/kept.ts"), "alpha kept\n");
+          if (repository) await fs.mkdir(join(root, ".git"));
+          await pastRacyWindow();
+          const filesystem = backend.create();
+          const workers = filesystem.indexWorkers!;
+          let listed!: () => void;
+          const listing = new Promise<void>((resolve) => (listed = resolve));
+          const session = await createSession({
+            workingDirectory: root,
+            filesystem: {
+              ...filesystem,
+              indexWorkers: {
+                ...workers,
+                listTree: async (job) => {
+                  const answer = await workers.listTree!(job);
+                  listed();
+                  return answer;
+                },
+              },
+            },
+            skillRoot: null,
+            searchIndex: {
+              cacheDirectory: null,
+              watch: async (path, handlers, options) => {
+                await listing;
+                await change(root);
+                return await watchTree(path, handlers, options);
+              },
+            },
+          });
+          const index = session.searchIndex!;
+          await index.ready;
+          const indexed = finalizeToolset({ session });
+          const plain = finalizeToolset({
+            session: await createSession({
+              workingDirectory: root,
+              filesystem: backend.create(),
+              skillRoot: null,
+            }),
+          });
+          for (const mode of ["files_with_matches", "count"]) {
+            await assertSameAnswer(indexed, plain, "grep", { pattern: "alpha", mode }, () => name);
+          }
+          await assertSameAnswer(indexed, plain, "glob", { pattern: "**/*" }, () => name);
+          assert.equal(index.stats().searches.indexed, 3);
+          await index.close();
+        } finally {
+          await dir.cleanup();
+        }
+      },
+    );
+  }
+}

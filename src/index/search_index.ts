@@ -767,8 +767,9 @@ export class SearchIndex {
   /**
    * Walks into a directory of the index by the walk's rules, adding what is
    * new; where `keep` says a known directory is as it was, does not go into
-   * it. Returns the ids of the files added (less those handed to `batch`, a
-   * segment's worth at a time), and the displays met in `seen`. A walk of
+   * it (and tells `rulesChanged` of each such directory in which other ignore
+   * rules now apply). Returns the ids of the files added (less those handed
+   * to `batch`, a segment's worth at a time), and the displays met in `seen`. A walk of
    * an earlier generation stops at its next step, before it changes the
    * current one's entries.
    */
@@ -780,6 +781,7 @@ export class SearchIndex {
     keep: (display: string) => boolean,
     seen?: Set<string>,
     batch?: (ids: number[]) => void,
+    rulesChanged?: (display: string) => void,
   ): Promise<number[]> {
     const path = this.#checkedAt(directory, "directory");
     if (path === null || generation !== this.#generation) return [];
@@ -798,8 +800,14 @@ export class SearchIndex {
         const known = this.#table.get(entry.display);
         if (entry.kind === "directory") {
           if (known?.kind === "directory") {
-            known.outer = walk.ignoreState();
-            if (keep(entry.display)) walk.skip();
+            const rules = walk.ignoreState();
+            const same = sameIgnore(known.outer, rules);
+            known.outer = rules;
+            if (keep(entry.display)) {
+              walk.skip();
+              // Passed over, yet other rules apply in it now: what is below it is looked at again.
+              if (!same) rulesChanged?.(entry.display);
+            }
             continue;
           }
           if (known !== undefined) this.#remove(entry.display);
@@ -1232,7 +1240,15 @@ export class SearchIndex {
     const looking = { reported: dirty, made: new Set<string>(), unreported: 0 };
     this.#looking = looking;
     try {
-      for (const directory of order) {
+      // A directory passed over in which other ignore rules now apply (an ignore file, or a
+      // repository, made above it unreported) is walked deep after.
+      const rulesChanged = (display: string) => {
+        if (deep.has(display)) return;
+        deep.add(display);
+        order.push(display);
+      };
+      for (let i = 0; i < order.length; i++) {
+        const directory = order[i];
         const entry = this.#table.get(directory);
         if (entry === undefined || entry.kind !== "directory") continue;
         const isDeep = deep.has(directory);
@@ -1248,6 +1264,8 @@ export class SearchIndex {
             internal,
             (display) => !isDeep && !deep.has(display),
             seen,
+            undefined,
+            rulesChanged,
           ),
         );
         if (generation !== this.#generation) return false;

@@ -92,10 +92,12 @@ export interface FoundProgram {
  * the absolute directories, `unknown` when a directory could not be read
  * (or is relative), else `missing`.
  *
- * With `shunned` (canonical directories), a program in one of them, or
- * whose real path is, is passed over (a process that may write there could
- * have put it there), and the program found is given by its real path, so
- * that a link changed later leads nowhere else.
+ * With `shunned` (canonical directories), a program in one of them (as
+ * `PATH` writes its directory, or by its real path), or in a directory
+ * written with `.` or `..`, is passed over (a process that may write there
+ * could have put it there, or replace a link on the way later), and the
+ * program found is given by its real path, so that a link changed later
+ * leads nowhere else.
  */
 export function findProgram(
   environment: Readonly<Record<string, string>>,
@@ -112,6 +114,10 @@ export function findProgram(
       unreadable = true; // a relative entry depends on the directory a process starts in
       continue;
     }
+    // A directory that is, as written, in a shunned one is passed over whatever it leads to: a
+    // process that may write there can replace a link on the way after it was looked at. So is
+    // one written with `.` or `..`, which the kernel resolves after the links before it.
+    if (shunned !== undefined && (dotted(directory) || inside(posix.resolve(directory)))) continue;
     const path = posix.join(directory, name);
     const state = permissionState({ name: "read", path });
     if (state !== null && state !== "granted") {
@@ -133,6 +139,11 @@ export function findProgram(
     }
   }
   return unreadable ? "unknown" : "missing";
+}
+
+/** Whether a path has a `.` or `..` segment. */
+function dotted(path: string): boolean {
+  return path.split("/").some((segment) => segment === "." || segment === "..");
 }
 
 /**
@@ -168,7 +179,7 @@ function searchPathOutside(
       path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
     );
   for (const directory of searchPath(environment)) {
-    if (!directory.startsWith("/")) return false;
+    if (!directory.startsWith("/") || dotted(directory)) return false;
     const written = posix.resolve(directory);
     if (inside(written)) return false;
     const state = permissionState({ name: "read", path: written });

@@ -225,14 +225,17 @@ function trustedHostProgram(
 function canonical(path: string): string | null {
   // Asked first: reading what Deno does not grant would prompt on a terminal.
   const state = permissionState({ name: "read", path });
+  const dotted = path.split("/").some((segment) => segment === "." || segment === "..");
   if (state !== null && state !== "granted") {
-    return path.startsWith("/") ? posix.resolve(path) : null;
+    // `..` is the kernel's to resolve, after the links before it: as text it may name another
+    // directory, and nothing tells which here.
+    return path.startsWith("/") && !dotted ? posix.resolve(path) : null;
   }
-  const absolute = posix.resolve(path);
   try {
-    return realpathSync(absolute);
+    // The kernel resolves `..` after the links before it; `posix.resolve` would drop them first.
+    return realpathSync(path);
   } catch {
-    return absolute;
+    return dotted ? null : posix.resolve(path);
   }
 }
 
