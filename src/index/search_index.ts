@@ -856,7 +856,13 @@ export class SearchIndex {
       if (generation !== this.#generation) return [];
       const added: number[] = [];
       let directory = 0;
+      // A turn of the event loop now and then: tens of thousands of entries would hold up calls.
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
       for (let i = 0; i < tree.entries.length; i++) {
+        if (i % YIELD_EVERY === YIELD_EVERY - 1) {
+          await turn();
+          if (generation !== this.#generation) return [];
+        }
         const display = tree.entries[i];
         if (!this.#take(entryMemory(display))) return [];
         if (tree.kinds[i] === 1) added.push(this.#table.addFile(display));
@@ -865,7 +871,13 @@ export class SearchIndex {
       const watcher = await watching;
       if (watcher === null || generation !== this.#generation) return [];
       if (watcher.perDirectory) {
-        for (const display of tree.listedDirectories) watcher.add(real(display));
+        for (let i = 0; i < tree.listedDirectories.length; i++) {
+          if (i % YIELD_EVERY === YIELD_EVERY - 1) {
+            await turn();
+            if (generation !== this.#generation) return [];
+          }
+          watcher.add(real(tree.listedDirectories[i]));
+        }
         for (const display of tree.ignoreFiles) {
           const file = this.#checkedAt(display, "file");
           if (file !== null) await this.#watchGitRules(file);
