@@ -5,7 +5,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { RACY_MS, sameStamp, STAMP_FIELDS, writeStamp } from "../src/search/index/stamps.ts";
+import {
+  FINE_RACY_MS,
+  RACY_MS,
+  sameStamp,
+  STAMP_FIELDS,
+  writeFineStamp,
+  writeStamp,
+} from "../src/search/index/stamps.ts";
 
 const old = { dev: 2049, ino: 12, size: 40, mtimeMs: 1_000_500.25, ctimeMs: 1_000_929.934 };
 const later = old.ctimeMs + RACY_MS + 1;
@@ -52,4 +59,24 @@ test("stamps: a stamp taken within RACY_MS of the file's last change is unknown 
   // A modification time set ahead of the change time counts as recent too.
   const ahead = stampsOf(later, { ...old, mtimeMs: later });
   assert.ok(ahead.every(Number.isNaN));
+});
+
+test("stamps: a fine stamp keeps sub-second times, is racy within FINE_RACY_MS of a sub-second change and within RACY_MS of a whole-second one", () => {
+  const fine = (source: typeof old, readAt: number) => {
+    const stamps = new Float64Array(STAMP_FIELDS);
+    writeFineStamp(stamps, 0, source, readAt);
+    return stamps;
+  };
+  const subsecond = { ...old, mtimeMs: 1_000_250.5, ctimeMs: 1_000_250.5 };
+  // Known a little after its change, where whole-second stamps would still be racy.
+  const first = fine(subsecond, subsecond.ctimeMs + FINE_RACY_MS + 1);
+  assert.equal(sameStamp(first, 0, fine(subsecond, later), 0), true);
+  // A change within the same second is told apart (whole-second stamps would not).
+  const again = { ...subsecond, mtimeMs: 1_000_700.25, ctimeMs: 1_000_700.25 };
+  assert.equal(sameStamp(first, 0, fine(again, later), 0), false);
+  assert.ok(fine(subsecond, subsecond.ctimeMs + FINE_RACY_MS - 1).every(Number.isNaN));
+  // Whole seconds may be all the file system keeps: racy for RACY_MS.
+  const whole = { ...old, mtimeMs: 1_000_000, ctimeMs: 1_000_000 };
+  assert.ok(fine(whole, whole.ctimeMs + RACY_MS - 1).every(Number.isNaN));
+  assert.ok(!fine(whole, whole.ctimeMs + RACY_MS + 1).some(Number.isNaN));
 });

@@ -887,7 +887,8 @@ export class SearchIndex {
       // Stamps that could not be taken prove nothing: the paths are looked at again (an empty
       // table matches no stamp).
       const stamp = async (displays: readonly string[], directories: boolean) => {
-        const answer = await workers.stampFiles?.({ files: displays.map(real), directories })
+        const answer = await workers
+          .stampFiles?.({ files: displays.map(real), directories, fine: true })
           .catch(() => null);
         return answer?.error === undefined
           ? answer?.stamps ?? new Float64Array(0)

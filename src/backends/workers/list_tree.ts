@@ -9,7 +9,7 @@
  */
 import { WalkSync } from "../../search/walk.ts";
 import type { IgnoreState, WalkSyncIO } from "../../search/walk.ts";
-import { STAMP_FIELDS, writeStamp } from "../../search/index/stamps.ts";
+import { STAMP_FIELDS, writeFineStamp } from "../../search/index/stamps.ts";
 import type { TreeListAnswer, TreeListJob } from "../../search/index/jobs.ts";
 import { workerWalkIO } from "./unit.ts";
 import type { ListSync, StampStat, StatSync, VerifiedDirectories } from "./unit.ts";
@@ -19,14 +19,14 @@ class StampList {
   #stamps = new Float64Array(64 * STAMP_FIELDS);
   count = 0;
 
-  /** Adds the stamp of `stats`, taken now (unknown when `stats` is not of `kind`). */
+  /** Adds the fine stamp of `stats`, taken now (unknown when `stats` is not of `kind`). */
   add(stats: StampStat | null, kind: StampStat["kind"]): void {
     if (this.#stamps.length < (this.count + 1) * STAMP_FIELDS) {
       const larger = new Float64Array(this.#stamps.length * 2);
       larger.set(this.#stamps);
       this.#stamps = larger;
     }
-    if (stats?.kind === kind) writeStamp(this.#stamps, this.count, stats, Date.now());
+    if (stats?.kind === kind) writeFineStamp(this.#stamps, this.count, stats, Date.now());
     else this.#stamps.fill(NaN, this.count * STAMP_FIELDS, (this.count + 1) * STAMP_FIELDS);
     this.count++;
   }

@@ -28,7 +28,7 @@ import type {
   TreeListJob,
 } from "../../search/index/jobs.ts";
 import { listTree } from "./list_tree.ts";
-import { STAMP_FIELDS, writeStamp } from "../../search/index/stamps.ts";
+import { STAMP_FIELDS, writeFineStamp, writeStamp } from "../../search/index/stamps.ts";
 
 /**
  * A file's bytes for the index, or `null` when it is not indexed: unreadable,
@@ -106,7 +106,9 @@ function stampFiles(stat: StatSync, job: StampJob): StampAnswer {
   const kind = job.directories ? "directory" : "file";
   for (let i = 0; i < job.files.length; i++) {
     const stats = stat(job.files[i]);
-    if (stats?.kind === kind) writeStamp(stamps, i, stats, Date.now());
+    if (stats?.kind !== kind) continue;
+    if (job.fine) writeFineStamp(stamps, i, stats, Date.now());
+    else writeStamp(stamps, i, stats, Date.now());
   }
   return { id: job.id, stamps };
 }

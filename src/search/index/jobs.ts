@@ -44,13 +44,13 @@ export interface TreeListAnswer {
   /** The directories listed (the working directory first), as paths relative to it. */
   readonly listedDirectories: readonly string[];
   /**
-   * Per directory listed, its stamp taken just before it was listed (NaN
-   * when racy or when it could not be listed).
+   * Per directory listed, its fine stamp taken just before it was listed
+   * (NaN when racy or when it could not be listed).
    */
   readonly directoryStamps: Float64Array;
   /** The ignore files read, as paths relative to the working directory. */
   readonly ignoreFiles: readonly string[];
-  /** Per ignore file read, its stamp just before it was read (NaN when racy). */
+  /** Per ignore file read, its fine stamp just before it was read (NaN when racy). */
   readonly ignoreStamps: Float64Array;
   /** Why the job failed, if it did. */
   readonly error?: string;
@@ -104,6 +104,8 @@ export interface StampJob {
   readonly files: readonly string[];
   /** Whether the paths are of directories (their stamps are taken instead of files'). */
   readonly directories?: boolean;
+  /** Whether to take fine stamps, compared in this process only (see `writeFineStamp`). */
+  readonly fine?: boolean;
 }
 
 /** The stamps of a {@link StampJob}'s files. */

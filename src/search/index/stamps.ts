@@ -75,6 +75,63 @@ export function writeStamp(
   stamps[at + 4] = Math.floor(source.ctimeMs / 1000);
 }
 
+/**
+ * How close to its listing (or read) an object's change makes its fine
+ * stamp racy, in milliseconds, where the file system keeps times finer than
+ * a second (well above the coarsest such: exFAT's 10 ms, the kernel's clock
+ * tick).
+ */
+export const FINE_RACY_MS = 100;
+
+/**
+ * Writes the fine stamp of a directory listed (or an ignore file read) at
+ * `readAt`, as the `index`-th stamp of `stamps`, to be compared only with
+ * another taken by the same process (see {@link sameStamp}): its times are
+ * kept as given, to the millisecond or finer. A directory's times move
+ * whenever an entry is made, removed or renamed in it, a file's on every
+ * write, to the file system's clock; a change after the listing can leave
+ * them as they were only if it came within the file system's timestamp
+ * granularity of the change before it.
+ * So the stamp is racy (unknown) when either time is within
+ * {@link FINE_RACY_MS} of the listing, or within {@link RACY_MS} where both
+ * are whole seconds (a file system that may keep no finer: FAT, ext3,
+ * HFS+; a finer one gives a whole second one time in a thousand). A fresh
+ * clone of a tree is listed with most directories' stamps known.
+ *
+ * @example
+ * ```ts
+ * import { sameStamp, STAMP_FIELDS, writeFineStamp } from "./stamps.ts";
+ *
+ * const stamps = new Float64Array(2 * STAMP_FIELDS);
+ * const fine = { dev: 2049, ino: 7, size: 4096, mtimeMs: 1_000.25, ctimeMs: 1_000.25 };
+ * writeFineStamp(stamps, 0, fine, 1_500);
+ * writeFineStamp(stamps, 1, fine, 1_600);
+ * console.log(sameStamp(stamps, 0, stamps, 1)); // true: half a second after its change
+ * const coarse = { ...fine, mtimeMs: 1_000, ctimeMs: 1_000 };
+ * writeFineStamp(stamps, 1, coarse, 1_500);
+ * console.log(sameStamp(stamps, 0, stamps, 1)); // false: whole seconds, within 5 s
+ * ```
+ */
+export function writeFineStamp(
+  stamps: Float64Array,
+  index: number,
+  source: StampSource,
+  readAt: number,
+): void {
+  const at = index * STAMP_FIELDS;
+  const coarse = source.mtimeMs % 1000 === 0 && source.ctimeMs % 1000 === 0;
+  const window = coarse ? RACY_MS : FINE_RACY_MS;
+  if (!(source.ctimeMs < readAt - window) || !(source.mtimeMs < readAt - window)) {
+    stamps.fill(NaN, at, at + STAMP_FIELDS);
+    return;
+  }
+  stamps[at] = source.dev;
+  stamps[at + 1] = source.ino;
+  stamps[at + 2] = source.size;
+  stamps[at + 3] = source.mtimeMs;
+  stamps[at + 4] = source.ctimeMs;
+}
+
 /** Whether two stamps are known and the same (an unknown stamp equals none). */
 export function sameStamp(
   a: Float64Array,
