@@ -676,13 +676,35 @@ for (const backend of backends) {
       await probe.cleanup();
     }
 
-    // Building: a tree past the limit from the start.
-    const big = await pair(backend, { memoryLimit: limit }, 2400);
+    // Building: a tree past the limit from the start. The listing in a worker stops at the limit
+    // too, rather than hold the whole tree first.
+    const listings: { over?: number; entries: readonly string[] }[] = [];
+    const big = await pair(backend, { memoryLimit: limit }, 2400, (filesystem) => {
+      const workers = filesystem.indexWorkers!;
+      if (workers.listTree === undefined) return filesystem;
+      return {
+        ...filesystem,
+        indexWorkers: {
+          ...workers,
+          listTree: async (job) => {
+            const answer = await workers.listTree!(job);
+            listings.push(answer);
+            return answer;
+          },
+        },
+      };
+    });
     try {
       const seen = watchMemory(big.index, limit);
       await assert.rejects(big.index.ready, /more than its limit/);
       await seen.stop();
       assert.deepEqual(seen.over, []);
+      for (const listing of listings) {
+        assert.ok(
+          listing.over !== undefined && listing.entries.length === 0,
+          "the listing stopped",
+        );
+      }
       assert.ok(seen.states.has("building"), [...seen.states].join());
       assert.equal(big.index.stats().state, "unavailable");
       await big.same("grep", { pattern: "alpha", mode: "count" });

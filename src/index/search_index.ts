@@ -850,10 +850,18 @@ export class SearchIndex {
     // Changes reported while the worker lists are kept, whatever their path (see #changedPath).
     this.#walking++;
     try {
-      const tree = await workers.listTree!({ real: root, ignore: outer });
+      const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
+      const tree = await workers.listTree!({
+        real: root,
+        ignore: outer,
+        entryBytes: ENTRY_BYTES,
+        maxBytes: limit - this.#memory,
+      });
       signal.throwIfAborted();
       if (tree.error !== undefined) throw new Error(tree.error);
       if (generation !== this.#generation) return [];
+      // Past the limit the index is dropped, as growth anywhere else drops it.
+      if (tree.over !== undefined && !this.#take(tree.over)) return [];
       const added: number[] = [];
       let directory = 0;
       // A turn of the event loop now and then: tens of thousands of entries would hold up calls.

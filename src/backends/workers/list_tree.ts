@@ -79,7 +79,24 @@ export function listTree(
   const outers: (IgnoreState | null)[] = [];
   const walk = new WalkSync(stamped, { from: ".", ignore: job.ignore });
   walk.enter(root, ".");
+  let bytes = 0;
   for (let entry; (entry = walk.next()) !== null;) {
+    // The index's memory limit holds here too: a tree too large for it is not kept whole first.
+    bytes += job.entryBytes + 2 * entry.display.length;
+    if (bytes > job.maxBytes) {
+      const none = new Float64Array(0);
+      return {
+        id: job.id,
+        entries: [],
+        kinds: new Uint8Array(0),
+        outers: [],
+        listedDirectories: [],
+        directoryStamps: none,
+        ignoreFiles: [],
+        ignoreStamps: none,
+        over: bytes,
+      };
+    }
     entries.push(entry.display);
     if (entry.kind === "directory") {
       kinds.push(0);

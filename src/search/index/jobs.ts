@@ -29,6 +29,13 @@ export interface TreeListJob {
   readonly real: string;
   /** The ignore rules in force at the working directory. */
   readonly ignore: IgnoreState | null;
+  /** Bytes an entry is counted for beyond its path's characters (two bytes each). */
+  readonly entryBytes: number;
+  /**
+   * The most bytes the entries may be counted for: past it the walk stops,
+   * and the answer is {@link TreeListAnswer.over} with no entries.
+   */
+  readonly maxBytes: number;
 }
 
 /** The tree of a {@link TreeListJob}. */
@@ -52,6 +59,8 @@ export interface TreeListAnswer {
   readonly ignoreFiles: readonly string[];
   /** Per ignore file read, its fine stamp just before it was read (NaN when racy). */
   readonly ignoreStamps: Float64Array;
+  /** The bytes the entries were counted for when the walk passed `maxBytes`, if it did. */
+  readonly over?: number;
   /** Why the job failed, if it did. */
   readonly error?: string;
 }
