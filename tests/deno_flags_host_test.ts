@@ -549,51 +549,65 @@ test(
   },
 );
 
-test(
-  "Deno host under flags that grant bash by name and read everywhere, a PATH entry in the working directory that links to the system's bash directory first: bash is not run through it, so a command that puts its own bash there never gets it run",
-  { skip },
-  async () => {
-    const dir = await tempDir();
-    try {
-      const { root, home } = await repositoryAndHome(dir.path);
-      const system = dirname(await bashPath());
-      await symlinkOnDisk(system, join(root, "tools"));
-      const ran = join(dir.path, "ran");
-      const env = hostEnvironment(home);
-      env.PATH = `${join(root, "tools")}:${env.PATH ?? "/usr/bin:/bin"}`;
-      const flags = (await denoEntry()).denoPermissionFlags({
-        workingDirectory: root,
-        environment: env,
-        processNamespace: false,
-      }).map((flag) =>
-        flag.startsWith("--allow-run=")
-          ? "--allow-run=bash"
-          : flag.startsWith("--allow-read=")
-          ? "--allow-read"
-          : flag
-      );
-      // The link replaced by a directory with a bash of the command's own.
-      const swap = `rm tools && mkdir tools && printf '#!/bin/sh\\necho ran >> ${ran}\\n` +
-        `exec ${system}/bash "$@"\\n' > tools/bash && chmod +x tools/bash && echo swapped`;
-      const seen = lastLine<PlantedBashSeen>(
-        await runDeno([
-          "run",
-          "--quiet",
-          ...flags,
-          fixture("planted_bash_agent.ts"),
-          root,
-          "sweep",
-          swap,
-        ], { env }),
-      );
-      // Deno's grant by name is the link's bash: the session refuses rather than run it.
-      assert.match(seen.error ?? "", /^createSession: Deno was granted to run bash by name/);
-      assert.equal(await stat(ran).then(() => true, () => false), false, "the swapped-in bash ran");
-    } finally {
-      await dir.cleanup();
-    }
-  },
-);
+for (const through of [false, true]) {
+  test(
+    "Deno host under flags that grant bash by name and read everywhere, a PATH entry " +
+      (through
+        ? "written through a link to the working directory, "
+        : "in the working directory ") +
+      "that links to the system's bash directory first: bash is not run through it, so a command that puts its own bash there never gets it run",
+    { skip },
+    async () => {
+      const dir = await tempDir();
+      try {
+        const { root, home } = await repositoryAndHome(dir.path);
+        const system = dirname(await bashPath());
+        await symlinkOnDisk(system, join(root, "tools"));
+        const ran = join(dir.path, "ran");
+        const env = hostEnvironment(home);
+        // Written through a link outside to the working directory (a shell's logical $PWD), or not.
+        const project = join(dir.path, "project");
+        await symlinkOnDisk(root, project);
+        const entry = join(through ? project : root, "tools");
+        env.PATH = `${entry}:${env.PATH ?? "/usr/bin:/bin"}`;
+        const flags = (await denoEntry()).denoPermissionFlags({
+          workingDirectory: root,
+          environment: env,
+          processNamespace: false,
+        }).map((flag) =>
+          flag.startsWith("--allow-run=")
+            ? "--allow-run=bash"
+            : flag.startsWith("--allow-read=")
+            ? "--allow-read"
+            : flag
+        );
+        // The link replaced by a directory with a bash of the command's own.
+        const swap = `rm tools && mkdir tools && printf '#!/bin/sh\\necho ran >> ${ran}\\n` +
+          `exec ${system}/bash "$@"\\n' > tools/bash && chmod +x tools/bash && echo swapped`;
+        const seen = lastLine<PlantedBashSeen>(
+          await runDeno([
+            "run",
+            "--quiet",
+            ...flags,
+            fixture("planted_bash_agent.ts"),
+            root,
+            "sweep",
+            swap,
+          ], { env }),
+        );
+        // Deno's grant by name is the link's bash: the session refuses rather than run it.
+        assert.match(seen.error ?? "", /^createSession: Deno was granted to run bash by name/);
+        assert.equal(
+          await stat(ran).then(() => true, () => false),
+          false,
+          "the swapped-in bash ran",
+        );
+      } finally {
+        await dir.cleanup();
+      }
+    },
+  );
+}
 
 test(
   "denoPermissionFlags: a git config that names a directory as core.excludesFile (/, ~), or a dotfile that links to a directory, grants no read of it",

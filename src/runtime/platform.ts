@@ -7,7 +7,7 @@
  * @module
  */
 import process from "node:process";
-import { realpathSync, statSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { posix } from "node:path";
 import { permissionState } from "./checks.ts";
 
@@ -81,8 +81,8 @@ export interface FoundProgram {
   /** Its path: with `shunned`, its real path (every link followed). */
   readonly path: string;
   /**
-   * With `shunned`, its path as `PATH` names it (its directory, outside
-   * `shunned` by its real path too, joined with the name).
+   * With `shunned`, its path as `PATH` names it (its directory joined with
+   * the name), where no directory or link on the way to it is in `shunned`.
    */
   readonly written?: string;
 }
@@ -93,11 +93,13 @@ export interface FoundProgram {
  * (or is relative), else `missing`.
  *
  * With `shunned` (canonical directories), a program in one of them (as
- * `PATH` writes its directory, or by its real path), or in a directory
- * written with `.` or `..`, is passed over (a process that may write there
- * could have put it there, or replace a link on the way later), and the
- * program found is given by its real path, so that a link changed later
- * leads nowhere else.
+ * `PATH` writes its directory, by its real path, or by any directory or
+ * link met on the way from one to the other), or in a directory written
+ * with `.` or `..`, is passed over (a process that may write there could
+ * have put it there, or replace a link on the way later), and the program
+ * found is given by its real path, so that a link changed later leads
+ * nowhere else; its path as written too only where the whole way to it
+ * could be followed.
  */
 export function findProgram(
   environment: Readonly<Record<string, string>>,
@@ -130,8 +132,12 @@ export function findProgram(
       if (!info.isFile() || (info.mode & 0o111) === 0) continue;
       if (shunned === undefined) return { path };
       const real = realpathSync(path);
+      // A link met on the way that lies in a shunned directory can be replaced after this look.
+      const through = passesThrough(path, inside);
+      if (through === true) continue;
       if (!inside(realDirectory(directory, path, real)) && !inside(real)) {
-        return { path: real, written: path };
+        // Where the way cannot be followed, only the real path is given.
+        return through === false ? { path: real, written: path } : { path: real };
       }
     } catch (error) {
       const code = (error as { code?: string }).code;
@@ -139,6 +145,46 @@ export function findProgram(
     }
   }
   return unreadable ? "unknown" : "missing";
+}
+
+/** Links followed at most on the way to a program, as the kernel does. */
+const MAX_LINKS = 40;
+
+/**
+ * Whether the way to `path`, followed one name and one link at a time as
+ * the kernel does, meets a directory, file or link for which `inside` holds
+ * (a link there can be replaced later, and the way with it); `null` when a
+ * step cannot be looked at (Deno's flags, a link loop).
+ */
+function passesThrough(path: string, inside: (path: string) => boolean): boolean | null {
+  const pending = path.split("/").filter((name) => name !== "");
+  let current = "/";
+  let links = 0;
+  while (pending.length > 0) {
+    const name = pending.shift()!;
+    if (name === ".") continue;
+    if (name === "..") {
+      current = posix.dirname(current);
+      continue;
+    }
+    const next = current === "/" ? `/${name}` : `${current}/${name}`;
+    if (inside(next)) return true;
+    const state = permissionState({ name: "read", path: next });
+    if (state !== null && state !== "granted") return null;
+    try {
+      if (!lstatSync(next).isSymbolicLink()) {
+        current = next;
+        continue;
+      }
+      if (++links > MAX_LINKS) return null;
+      const target = readlinkSync(next);
+      if (target.startsWith("/")) current = "/";
+      pending.unshift(...target.split("/").filter((part) => part !== ""));
+    } catch {
+      return null;
+    }
+  }
+  return false;
 }
 
 /** Whether a path has a `.` or `..` segment. */
@@ -184,6 +230,7 @@ function searchPathOutside(
     if (inside(written)) return false;
     const state = permissionState({ name: "read", path: written });
     if (state !== null && state !== "granted") continue; // as written is all that can be told
+    if (passesThrough(written, inside) === true) return false;
     try {
       if (inside(realpathSync(written))) return false;
     } catch {
