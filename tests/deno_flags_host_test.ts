@@ -98,6 +98,8 @@ async function runDeno(
     terminal?: boolean;
     /** A file the child inherits open for appending on descriptor 7, without close-on-exec. */
     descriptor7?: string;
+    /** A directory the child sees bind-mounted at another, in a mount namespace of its own. */
+    bind?: readonly [string, string];
   } = {},
 ): Promise<Ended> {
   // Deno.Command, not node:child_process: Deno's Node layer rewrites commands that start Deno.
@@ -121,6 +123,16 @@ async function runDeno(
         restore + 'exec 7>>"$1"; shift; exec "$@"',
         "bash",
         options.descriptor7,
+        deno.execPath(),
+        ...args,
+      ]
+      : options.bind !== undefined
+      ? [
+        "-c",
+        restore + "exec unshare -m --propagation private bash -c " +
+        `'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$@"`,
+        "bash",
+        ...options.bind,
         deno.execPath(),
         ...args,
       ]
@@ -608,6 +620,55 @@ for (const through of [false, true]) {
     },
   );
 }
+
+/** Whether this process may make a mount namespace of its own and bind mounts in it. */
+const bindMounts = underDeno &&
+  (await sh(
+      "unshare -m --propagation private mount --bind /tmp /mnt 2>/dev/null && echo yes || true",
+    ))
+      .trim() === "yes";
+
+test(
+  "Deno host (-A) whose PATH lists the working directory's bin through a bind mount of it: the bash and the bwrap there never run (the mount table names the view)",
+  {
+    skip: skip || (!bindMounts && "no mount namespace or bind mount here") ||
+      ((await sh("command -v bwrap || true")).trim() === "" && "bwrap is not installed"),
+  },
+  async () => {
+    const dir = await tempDir();
+    try {
+      const { root } = await repositoryAndHome(dir.path);
+      const ran = join(dir.path, "ran");
+      const real = await bashPath();
+      for (const name of ["bash", "bwrap"]) {
+        const target = name === "bash" ? real : (await sh('realpath "$(command -v bwrap)"')).trim();
+        await mkdir(join(root, "bin"), { recursive: true });
+        await writeFile(
+          join(root, "bin", name),
+          `#!/bin/sh\necho ${name} >> ${quoted(ran)}\nexec ${quoted(target)} "$@"\n`,
+          { mode: 0o755 },
+        );
+      }
+      const view = join(dir.path, "view");
+      await mkdir(view);
+      const env = { ...process.env as Record<string, string>, PATH: `${view}/bin:/usr/bin:/bin` };
+      const seen = lastLine<PlantedBashSeen>(
+        await runDeno(
+          ["run", "-A", "--quiet", fixture("planted_bash_agent.ts"), root, "namespace"],
+          {
+            env,
+            bind: [root, view],
+          },
+        ),
+      );
+      assert.equal(seen.error, undefined);
+      assert.equal(seen.processEnding, "pid-namespace");
+      assert.equal(await stat(ran).then(() => true, () => false), false, "a planted program ran");
+    } finally {
+      await dir.cleanup();
+    }
+  },
+);
 
 test(
   "denoPermissionFlags: a git config that names a directory as core.excludesFile (/, ~), or a dotfile that links to a directory, grants no read of it",

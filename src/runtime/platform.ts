@@ -10,6 +10,7 @@ import process from "node:process";
 import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { posix } from "node:path";
 import { permissionState } from "./checks.ts";
+import { mountViewsHere } from "./mount_views.ts";
 
 /** What the platform check looks at. */
 export interface PlatformFacts {
@@ -92,9 +93,10 @@ export interface FoundProgram {
  * the absolute directories, `unknown` when a directory could not be read
  * (or is relative), else `missing`.
  *
- * With `shunned` (canonical directories), a program in one of them (as
- * `PATH` writes its directory, by its real path, or by any directory or
- * link met on the way from one to the other), or in a directory written
+ * With `shunned` (canonical directories), a program in one of them or in a
+ * view of one that the mount table shows elsewhere (a bind mount; see
+ * `mount_views.ts`) (as `PATH` writes its directory, by its real path, or by
+ * any directory or link met on the way from one to the other), or in a directory written
  * with `.` or `..`, is passed over (a process that may write there could
  * have put it there, or replace a link on the way later), and the program
  * found is given by its real path, so that a link changed later leads
@@ -106,8 +108,10 @@ export function findProgram(
   name: string,
   shunned?: readonly string[],
 ): FoundProgram | "missing" | "unknown" {
+  // A bind mount of a shunned directory (or of part of it) is the same tree under another name.
+  const all = shunned === undefined ? [] : [...shunned, ...mountViewsHere(shunned)];
   const inside = (path: string) =>
-    shunned!.some((directory) =>
+    all.some((directory) =>
       path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
     );
   let unreadable = false;
@@ -220,8 +224,9 @@ function searchPathOutside(
   environment: Readonly<Record<string, string>>,
   shunned: readonly string[],
 ): boolean {
+  const all = [...shunned, ...mountViewsHere(shunned)];
   const inside = (path: string) =>
-    shunned.some((directory) =>
+    all.some((directory) =>
       path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
     );
   for (const directory of searchPath(environment)) {
