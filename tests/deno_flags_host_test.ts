@@ -471,6 +471,12 @@ async function plantedBash(path: string) {
   return { root, env, planted };
 }
 
+/** A flag as flags written by hand were once documented: bash by name, read unscoped. */
+function byName(flag: string): string {
+  if (flag.startsWith("--allow-run=")) return "--allow-run=bash";
+  return flag.startsWith("--allow-read=") ? "--allow-read" : flag;
+}
+
 /** What `planted_bash_agent.ts` prints. */
 interface PlantedBashSeen {
   readonly processEnding?: string;
@@ -540,13 +546,7 @@ test(
         workingDirectory: root,
         environment: env,
         processNamespace: false,
-      }).map((flag) =>
-        flag.startsWith("--allow-run=")
-          ? "--allow-run=bash"
-          : flag.startsWith("--allow-read=")
-          ? "--allow-read"
-          : flag
-      );
+      }).map(byName);
       const seen = lastLine<PlantedBashSeen>(
         await runDeno(["run", "--quiet", ...flags, fixture("planted_bash_agent.ts"), root], {
           env,
@@ -586,13 +586,7 @@ for (const through of [false, true]) {
           workingDirectory: root,
           environment: env,
           processNamespace: false,
-        }).map((flag) =>
-          flag.startsWith("--allow-run=")
-            ? "--allow-run=bash"
-            : flag.startsWith("--allow-read=")
-            ? "--allow-read"
-            : flag
-        );
+        }).map(byName);
         // The link replaced by a directory with a bash of the command's own.
         const swap = `rm tools && mkdir tools && printf '#!/bin/sh\\necho ran >> ${ran}\\n` +
           `exec ${system}/bash "$@"\\n' > tools/bash && chmod +x tools/bash && echo swapped`;

@@ -10,6 +10,7 @@
  */
 import type { ProcessBackend } from "./process.ts";
 import { ToolError } from "../errors.ts";
+import { wrapSpawn } from "./spawn_wrapper.ts";
 
 /**
  * Wraps `inner` so that a request to start `bash` starts the program at
@@ -19,18 +20,12 @@ import { ToolError } from "../errors.ts";
  * itself runs `bash` finds what its `PATH` says).
  */
 export function bashAtPath(inner: ProcessBackend, bash: string): ProcessBackend {
-  return {
-    get owned() {
-      return inner.owned;
-    },
-    shutdown: () => inner.shutdown(),
-    spawn: (request) =>
-      inner.spawn({
-        ...request,
-        command: request.command === "bash" ? bash : request.command,
-        shell: bash,
-      }),
-  };
+  return wrapSpawn(inner, (request) =>
+    inner.spawn({
+      ...request,
+      command: request.command === "bash" ? bash : request.command,
+      shell: bash,
+    }));
 }
 
 /**
@@ -39,14 +34,11 @@ export function bashAtPath(inner: ProcessBackend, bash: string): ProcessBackend 
  * Deno's flags that grant no run of it); other requests are handed on.
  */
 export function bashRefused(inner: ProcessBackend, reason: string): ProcessBackend {
-  return {
-    get owned() {
-      return inner.owned;
-    },
-    shutdown: () => inner.shutdown(),
-    spawn: (request) =>
+  return wrapSpawn(
+    inner,
+    (request) =>
       request.command === "bash"
         ? Promise.reject(new ToolError("runtime_permission_denied", reason))
         : inner.spawn(request),
-  };
+  );
 }

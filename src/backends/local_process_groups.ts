@@ -12,6 +12,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { GroupControl, GroupSignal, ProcessRef, ProcessRow, ProcessTable } from "./process.ts";
+import { helperBash } from "./helper_bash.ts";
 
 /** Runs a bash script with arguments on this machine; resolves its exit code and stdout. */
 export type BashRunner = (
@@ -284,5 +285,38 @@ export function localProcessTable(direct: DirectSignaller, bash: BashRunner): Pr
       }
       return await signalByBash(processes, signal);
     },
+  };
+}
+
+/** A local backend's group control and process table, over the scripts of one bash. */
+export interface LocalHelpers {
+  /** Ends and probes process groups. */
+  readonly control: GroupControl;
+  /** Reads the process table. */
+  readonly table: ProcessTable;
+}
+
+/**
+ * The helpers of a local backend that signals with `direct` and runs its
+ * scripts with the runner `runner` makes for a bash: for each bash (the
+ * session's, given as a spawn request's `shell`, else {@link helperBash}),
+ * made on its first use and kept.
+ */
+export function localHelpers(
+  direct: DirectSignaller,
+  runner: (program: string) => BashRunner,
+): (shell?: string) => LocalHelpers {
+  const made = new Map<string, LocalHelpers>();
+  return (shell = helperBash()) => {
+    let helpers = made.get(shell);
+    if (helpers === undefined) {
+      const bash = runner(shell);
+      helpers = {
+        control: localProcessGroups(direct, bash, procfsGroupProbe),
+        table: localProcessTable(direct, bash),
+      };
+      made.set(shell, helpers);
+    }
+    return helpers;
   };
 }

@@ -5,26 +5,16 @@
  * @module
  */
 import "./permission_query.ts"; // registers Deno's answer to permissionState
-import type {
-  GroupControl,
-  ProcessBackend,
-  ProcessExit,
-  ProcessTable,
-  TerminationTiming,
-} from "../process.ts";
+import type { ProcessBackend, ProcessExit, TerminationTiming } from "../process.ts";
 import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import {
-  localProcessGroups,
-  localProcessTable,
-  procfsGroupProbe,
-} from "../local_process_groups.ts";
+import { localHelpers } from "../local_process_groups.ts";
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { checkTiming, OwnedGroups, ownedHandle } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
-import { HELPER_PATH, helperBash } from "../helper_bash.ts";
+import { HELPER_PATH } from "../helper_bash.ts";
 
 const direct: DirectSignaller = (target, signal) => {
   try {
@@ -52,21 +42,7 @@ const bashRunner = (program: string): BashRunner => async (script, args) => {
 };
 
 /** The group control and process table of each bash the helpers run, made on first use. */
-const helpers = new Map<string, { control: GroupControl; table: ProcessTable }>();
-
-/** The helpers that run scripts with `shell` (default: {@link helperBash}). */
-function helpersOf(shell = helperBash()): { control: GroupControl; table: ProcessTable } {
-  let made = helpers.get(shell);
-  if (made === undefined) {
-    const bash = bashRunner(shell);
-    made = {
-      control: localProcessGroups(direct, bash, procfsGroupProbe),
-      table: localProcessTable(direct, bash),
-    };
-    helpers.set(shell, made);
-  }
-  return made;
-}
+const helpersOf = localHelpers(direct, bashRunner);
 
 /**
  * Makes the Deno process backend.

@@ -9,27 +9,16 @@ import { Socket } from "node:net";
 import type { SocketConstructorOpts } from "node:net";
 import process from "node:process";
 import type { Readable } from "node:stream";
-import type {
-  GroupControl,
-  ProcessBackend,
-  ProcessExit,
-  ProcessOutput,
-  ProcessTable,
-  TerminationTiming,
-} from "../process.ts";
+import type { ProcessBackend, ProcessExit, ProcessOutput, TerminationTiming } from "../process.ts";
 import { webStreamOutput } from "../stream_output.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 import { ToolError } from "../../errors.ts";
 import { codeOfRuntimeError } from "../errors.ts";
-import {
-  localProcessGroups,
-  localProcessTable,
-  procfsGroupProbe,
-} from "../local_process_groups.ts";
+import { localHelpers } from "../local_process_groups.ts";
 import type { BashRunner, DirectSignaller } from "../local_process_groups.ts";
 import { checkTiming, OwnedGroups, ownedHandle } from "../process_group.ts";
 import { Descendants, MARKER_VARIABLE } from "../descendants.ts";
-import { HELPER_PATH, helperBash } from "../helper_bash.ts";
+import { HELPER_PATH } from "../helper_bash.ts";
 import { discardFd, FifoPool } from "./fifo.ts";
 import { isDeno } from "../../runtime/checks.ts";
 import type { PipeEnds } from "./fifo.ts";
@@ -58,21 +47,7 @@ const bashRunner = (program: string): BashRunner => (script, args) =>
   });
 
 /** The group control and process table of each bash the helpers run, made on first use. */
-const helpers = new Map<string, { control: GroupControl; table: ProcessTable }>();
-
-/** The helpers that run scripts with `shell` (default: {@link helperBash}). */
-function helpersOf(shell = helperBash()): { control: GroupControl; table: ProcessTable } {
-  let made = helpers.get(shell);
-  if (made === undefined) {
-    const bash = bashRunner(shell);
-    made = {
-      control: localProcessGroups(direct, bash, procfsGroupProbe),
-      table: localProcessTable(direct, bash),
-    };
-    helpers.set(shell, made);
-  }
-  return made;
-}
+const helpersOf = localHelpers(direct, bashRunner);
 
 /** Bytes of the one buffer a FIFO is read into. */
 const READ_BYTES = 64 * 1024;

@@ -20,6 +20,7 @@
  * @module
  */
 import type { ProcessBackend } from "../process.ts";
+import { wrapSpawn } from "../spawn_wrapper.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
 
 /**
@@ -50,20 +51,14 @@ export const PID_NAMESPACE_STATEMENT: string =
 
 /** Wraps `inner` so that every process it starts runs in a PID namespace of its own, by `bwrap`. */
 export function namespacedProcesses(inner: ProcessBackend, bwrap: string): ProcessBackend {
-  return {
-    get owned() {
-      return inner.owned;
-    },
-    shutdown: () => inner.shutdown(),
-    spawn: (request) =>
-      inner.spawn({
-        ...request,
-        command: bwrap,
-        args: [
-          ...namespaceArguments(unwrapCheckedPath(request.cwd)),
-          request.command,
-          ...request.args,
-        ],
-      }),
-  };
+  return wrapSpawn(inner, (request) =>
+    inner.spawn({
+      ...request,
+      command: bwrap,
+      args: [
+        ...namespaceArguments(unwrapCheckedPath(request.cwd)),
+        request.command,
+        ...request.args,
+      ],
+    }));
 }

@@ -8,6 +8,7 @@
  * @module
  */
 import { lstatSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { wrapSpawn } from "../spawn_wrapper.ts";
 import { ToolError } from "../../errors.ts";
 import type { ProcessBackend } from "../process.ts";
 import { unwrapCheckedPath } from "../../path/checked_path.ts";
@@ -81,39 +82,33 @@ const CLOSE_INHERITED = "exec </dev/null; for fd in /proc/self/fd/*; do fd=${fd#
  */
 export function sandboxedProcesses(inner: ProcessBackend, plan: SandboxPlan): ProcessBackend {
   const filter = plan.network === "none" ? unixSocketFilter(process.arch) : undefined;
-  return {
-    get owned() {
-      return inner.owned;
-    },
-    shutdown: () => inner.shutdown(),
-    spawn: (request) => {
-      // bwrap would refuse to start too, with a message of its own in the command's stderr.
-      const gone = [...plan.writable, ...(plan.skillRoot === null ? [] : [plan.skillRoot])]
-        .find((directory) => !isDirectory(directory));
-      if (gone !== undefined) {
-        return Promise.reject(
-          new ToolError(
-            "spawn_failed",
-            `The sandbox cannot start: ${gone}, which it mounts, is no longer a directory. ` +
-              "Make it again, or create a new session.",
-          ),
-        );
-      }
-      return inner.spawn({
-        ...request,
-        command: plan.bwrap,
-        args: [
-          ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
-          plan.bash ?? "bash",
-          "-c",
-          CLOSE_INHERITED,
-          "bash",
-          request.command,
-          ...request.args,
-        ],
-        // Read by bwrap (`--seccomp 0`, see SECCOMP_DESCRIPTOR) before the command starts.
-        ...(filter === undefined ? {} : { input: filter }),
-      });
-    },
-  };
+  return wrapSpawn(inner, (request) => {
+    // bwrap would refuse to start too, with a message of its own in the command's stderr.
+    const gone = [...plan.writable, ...(plan.skillRoot === null ? [] : [plan.skillRoot])]
+      .find((directory) => !isDirectory(directory));
+    if (gone !== undefined) {
+      return Promise.reject(
+        new ToolError(
+          "spawn_failed",
+          `The sandbox cannot start: ${gone}, which it mounts, is no longer a directory. ` +
+            "Make it again, or create a new session.",
+        ),
+      );
+    }
+    return inner.spawn({
+      ...request,
+      command: plan.bwrap,
+      args: [
+        ...bwrapArguments(plan, unwrapCheckedPath(request.cwd), gitDirectories(plan.writable)),
+        plan.bash ?? "bash",
+        "-c",
+        CLOSE_INHERITED,
+        "bash",
+        request.command,
+        ...request.args,
+      ],
+      // Read by bwrap (`--seccomp 0`, see SECCOMP_DESCRIPTOR) before the command starts.
+      ...(filter === undefined ? {} : { input: filter }),
+    });
+  });
 }
