@@ -63,16 +63,31 @@ export function writeStamp(
   source: StampSource,
   readAt: number,
 ): void {
+  put(stamps, index, source, readAt - RACY_MS, 1000);
+}
+
+/**
+ * Writes the `index`-th stamp of `stamps` from `source`, its times in units
+ * of `unit` milliseconds (rounded down); unknown when either time is not
+ * before `settled`.
+ */
+function put(
+  stamps: Float64Array,
+  index: number,
+  source: StampSource,
+  settled: number,
+  unit: number,
+): void {
   const at = index * STAMP_FIELDS;
-  if (!(source.ctimeMs < readAt - RACY_MS) || !(source.mtimeMs < readAt - RACY_MS)) {
+  if (!(source.ctimeMs < settled) || !(source.mtimeMs < settled)) {
     stamps.fill(NaN, at, at + STAMP_FIELDS);
     return;
   }
   stamps[at] = source.dev;
   stamps[at + 1] = source.ino;
   stamps[at + 2] = source.size;
-  stamps[at + 3] = Math.floor(source.mtimeMs / 1000);
-  stamps[at + 4] = Math.floor(source.ctimeMs / 1000);
+  stamps[at + 3] = unit === 1 ? source.mtimeMs : Math.floor(source.mtimeMs / unit);
+  stamps[at + 4] = unit === 1 ? source.ctimeMs : Math.floor(source.ctimeMs / unit);
 }
 
 /**
@@ -118,18 +133,8 @@ export function writeFineStamp(
   source: StampSource,
   readAt: number,
 ): void {
-  const at = index * STAMP_FIELDS;
   const coarse = source.mtimeMs % 1000 === 0 && source.ctimeMs % 1000 === 0;
-  const window = coarse ? RACY_MS : FINE_RACY_MS;
-  if (!(source.ctimeMs < readAt - window) || !(source.mtimeMs < readAt - window)) {
-    stamps.fill(NaN, at, at + STAMP_FIELDS);
-    return;
-  }
-  stamps[at] = source.dev;
-  stamps[at + 1] = source.ino;
-  stamps[at + 2] = source.size;
-  stamps[at + 3] = source.mtimeMs;
-  stamps[at + 4] = source.ctimeMs;
+  put(stamps, index, source, readAt - (coarse ? RACY_MS : FINE_RACY_MS), 1);
 }
 
 /** Whether two stamps are known and the same (an unknown stamp equals none). */
