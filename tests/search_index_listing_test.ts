@@ -12,6 +12,7 @@ import * as fs from "node:fs/promises";
 import { join } from "node:path";
 import { defaultWatchTree as watchTree } from "#default-backends";
 import { createSession, finalizeToolset } from "../mod.ts";
+import type { ToolSessionContext } from "../mod.ts";
 import { tempDir } from "./helpers.ts";
 import {
   assertSameAnswer,
@@ -22,6 +23,44 @@ import {
 } from "./search_index_tree.ts";
 
 const backends: IndexBackend[] = await linkedIndexBackends();
+
+/**
+ * A session with the index on `root` whose watcher starts only once the
+ * tree was listed in a worker and `change` was made: no event reports it.
+ */
+async function changedBetweenListingAndWatch(
+  backend: IndexBackend,
+  root: string,
+  change: () => Promise<void>,
+): Promise<ToolSessionContext> {
+  const filesystem = backend.create();
+  const workers = filesystem.indexWorkers!;
+  let listed!: () => void;
+  const listing = new Promise<void>((resolve) => (listed = resolve));
+  return await createSession({
+    workingDirectory: root,
+    filesystem: {
+      ...filesystem,
+      indexWorkers: {
+        ...workers,
+        listTree: async (job) => {
+          const answer = await workers.listTree!(job);
+          listed();
+          return answer;
+        },
+      },
+    },
+    skillRoot: null,
+    searchIndex: {
+      cacheDirectory: null,
+      watch: async (path, handlers, options) => {
+        await listing;
+        await change();
+        return await watchTree(path, handlers, options);
+      },
+    },
+  });
+}
 
 for (const backend of backends) {
   test(
@@ -40,36 +79,12 @@ for (const backend of backends) {
         await put(join(root, ".git/info/exclude"), "# nothing\n");
         // Stamps of what is older than the racy window are known: only a real change tells.
         await pastRacyWindow();
-        const filesystem = backend.create();
-        const workers = filesystem.indexWorkers!;
-        assert.ok(workers.listTree !== undefined, "the backend lists the tree in a worker");
-        let listed!: () => void;
-        const listing = new Promise<void>((resolve) => (listed = resolve));
-        const session = await createSession({
-          workingDirectory: root,
-          filesystem: {
-            ...filesystem,
-            indexWorkers: {
-              ...workers,
-              listTree: async (job) => {
-                const answer = await workers.listTree!(job);
-                listed();
-                return answer;
-              },
-            },
-          },
-          skillRoot: null,
-          searchIndex: {
-            cacheDirectory: null,
-            watch: async (path, handlers, options) => {
-              await listing;
-              await put(join(root, "src/new.ts"), "alpha new\n");
-              await fs.rm(join(root, "docs/b.md"));
-              await fs.writeFile(join(root, ".gitignore"), "*.txt\n");
-              await fs.writeFile(join(root, ".git/info/exclude"), "*.md\n");
-              return await watchTree(path, handlers, options);
-            },
-          },
+        assert.ok(backend.create().indexWorkers!.listTree !== undefined, "a listing in a worker");
+        const session = await changedBetweenListingAndWatch(backend, root, async () => {
+          await put(join(root, "src/new.ts"), "alpha new\n");
+          await fs.rm(join(root, "docs/b.md"));
+          await fs.writeFile(join(root, ".gitignore"), "*.txt\n");
+          await fs.writeFile(join(root, ".git/info/exclude"), "*.md\n");
         });
         const index = session.searchIndex!;
         await index.ready;
@@ -189,33 +204,7 @@ for (const backend of backends) {
           await put(join(root, "sub/deep/kept.ts"), "alpha kept\n");
           if (repository) await fs.mkdir(join(root, ".git"));
           await pastRacyWindow();
-          const filesystem = backend.create();
-          const workers = filesystem.indexWorkers!;
-          let listed!: () => void;
-          const listing = new Promise<void>((resolve) => (listed = resolve));
-          const session = await createSession({
-            workingDirectory: root,
-            filesystem: {
-              ...filesystem,
-              indexWorkers: {
-                ...workers,
-                listTree: async (job) => {
-                  const answer = await workers.listTree!(job);
-                  listed();
-                  return answer;
-                },
-              },
-            },
-            skillRoot: null,
-            searchIndex: {
-              cacheDirectory: null,
-              watch: async (path, handlers, options) => {
-                await listing;
-                await change(root);
-                return await watchTree(path, handlers, options);
-              },
-            },
-          });
+          const session = await changedBetweenListingAndWatch(backend, root, () => change(root));
           const index = session.searchIndex!;
           await index.ready;
           const indexed = finalizeToolset({ session });
