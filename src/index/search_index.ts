@@ -200,6 +200,11 @@ const MAX_DIRTY = 100_000;
 /** Estimated resident bytes of one entry beyond its path's characters (its stamp included). */
 const ENTRY_BYTES = 160 + STAMP_FIELDS * 8;
 
+/** A turn of the event loop, given now and then in long work on this thread. */
+function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The memory an entry of the index is counted for. */
 function entryMemory(display: string): number {
   return ENTRY_BYTES + 2 * display.length;
@@ -794,7 +799,7 @@ export class SearchIndex {
       for (let entry; (entry = await walk.next()) !== null;) {
         // Listings that are ready resolve as microtasks: without a turn of the event loop now
         // and then, a walk of a large tree would hold up every other call until it ends.
-        if (++met % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (++met % YIELD_EVERY === 0) await turn();
         if (generation !== this.#generation) return [];
         seen?.add(entry.display);
         const known = this.#table.get(entry.display);
@@ -865,7 +870,6 @@ export class SearchIndex {
       const added: number[] = [];
       let directory = 0;
       // A turn of the event loop now and then: tens of thousands of entries would hold up calls.
-      const turn = () => new Promise((resolve) => setImmediate(resolve));
       for (let i = 0; i < tree.entries.length; i++) {
         if (i % YIELD_EVERY === YIELD_EVERY - 1) {
           await turn();

@@ -109,11 +109,7 @@ export function findProgram(
   shunned?: readonly string[],
 ): FoundProgram | "missing" | "unknown" {
   // A bind mount of a shunned directory (or of part of it) is the same tree under another name.
-  const all = shunned === undefined ? [] : [...shunned, ...mountViewsHere(shunned)];
-  const inside = (path: string) =>
-    all.some((directory) =>
-      path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
-    );
+  const inside = insideAny(shunned ?? []);
   let unreadable = false;
   for (const directory of searchPath(environment)) {
     if (!directory.startsWith("/")) {
@@ -191,6 +187,19 @@ function passesThrough(path: string, inside: (path: string) => boolean): boolean
   return false;
 }
 
+/**
+ * Whether a path is one of `shunned` (canonical directories), or a view of
+ * one that the mount table shows elsewhere (a bind mount: see
+ * `mount_views.ts`), or below one.
+ */
+function insideAny(shunned: readonly string[]): (path: string) => boolean {
+  const all = shunned.length === 0 ? [] : [...shunned, ...mountViewsHere(shunned)];
+  return (path) =>
+    all.some((directory) =>
+      path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
+    );
+}
+
 /** Whether a path has a `.` or `..` segment. */
 function dotted(path: string): boolean {
   return path.split("/").some((segment) => segment === "." || segment === "..");
@@ -224,11 +233,7 @@ function searchPathOutside(
   environment: Readonly<Record<string, string>>,
   shunned: readonly string[],
 ): boolean {
-  const all = [...shunned, ...mountViewsHere(shunned)];
-  const inside = (path: string) =>
-    all.some((directory) =>
-      path === directory || path.startsWith(directory === "/" ? "/" : `${directory}/`)
-    );
+  const inside = insideAny(shunned);
   for (const directory of searchPath(environment)) {
     if (!directory.startsWith("/") || dotted(directory)) return false;
     const written = posix.resolve(directory);
