@@ -39,3 +39,13 @@ test("mount views: a directory on a mount of its own is placed by that mount's r
   ]);
   assert.deepEqual(mountViews(["/home/carol"], TABLE), []);
 });
+
+test("mount views: a tree mounted inside the directory is shown where it comes from too (a volume's source)", () => {
+  const table = [
+    "1 0 8:1 / / rw - ext4 /dev/sda1 rw",
+    "40 1 8:1 /opt /home/ann/repo/opt rw - ext4 /dev/sda1 rw",
+    "41 1 0:50 / /home/ann/repo/cache rw - tmpfs tmpfs rw",
+    "42 1 0:50 / /mnt/cache rw - tmpfs tmpfs rw",
+  ].join("\n");
+  assert.deepEqual(mountViews(["/home/ann/repo"], table).sort(), ["/mnt/cache", "/opt"]);
+});

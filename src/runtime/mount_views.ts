@@ -40,9 +40,9 @@ function rebased(path: string, directory: string, base: string): string {
 /**
  * The other paths at which the mount table `mountinfo` (the text of
  * `/proc/self/mountinfo`) shows each of `directories` (real paths), or part
- * of one: for a mount of the same device whose root is the directory's
- * place on it or above, the directory's path through that mount; for one
- * whose root is below it, that mount's own path.
+ * of one, or a tree mounted at or below one: for a mount of the same device
+ * whose root is the tree's place on it or above, the tree's path through
+ * that mount; for one whose root is below it, that mount's own path.
  *
  * @example
  * ```ts
@@ -63,7 +63,10 @@ export function mountViews(directories: readonly string[], mountinfo: string): s
     if (fields.length < 5) continue;
     mounts.push({ device: fields[2], root: unescaped(fields[3]), point: unescaped(fields[4]) });
   }
-  const views = new Set<string>();
+  // Each directory's tree as the device and the path on it; and so is each tree mounted at or
+  // below a directory (a volume or a bind mount inside the working directory), whose writes go
+  // where that tree is shown elsewhere too.
+  const places: { device: string; place: string; holder: Mount | null }[] = [];
   for (const directory of directories) {
     // The mount the directory is on: the deepest mount point above it, the last one mounted there.
     let holder: Mount | null = null;
@@ -71,10 +74,23 @@ export function mountViews(directories: readonly string[], mountinfo: string): s
       if (!within(directory, mount.point)) continue;
       if (holder === null || mount.point.length >= holder.point.length) holder = mount;
     }
-    if (holder === null) continue;
-    const place = rebased(directory, holder.point, holder.root);
+    if (holder !== null) {
+      places.push({
+        device: holder.device,
+        place: rebased(directory, holder.point, holder.root),
+        holder,
+      });
+    }
     for (const mount of mounts) {
-      if (mount === holder || mount.device !== holder.device) continue;
+      if (mount !== holder && within(mount.point, directory)) {
+        places.push({ device: mount.device, place: mount.root, holder: mount });
+      }
+    }
+  }
+  const views = new Set<string>();
+  for (const { device, place, holder } of places) {
+    for (const mount of mounts) {
+      if (mount === holder || mount.device !== device) continue;
       if (within(place, mount.root)) views.add(rebased(place, mount.root, mount.point));
       else if (within(mount.root, place)) views.add(mount.point);
     }
