@@ -20,6 +20,7 @@ import type { TreeHit, TreeWalk } from "../filesystem.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
 import type { FilesJob, SegmentJob, StampJob, TreeListJob } from "../../search/index/jobs.ts";
+import { foundResults } from "../../search/index/scan_found.ts";
 import { STOP, UnitSteps } from "./unit.ts";
 import type { ListSync, TreeSelect, TreeUnit } from "./unit.ts";
 import { Routes } from "../descriptor_route.ts";
@@ -79,11 +80,12 @@ async function scanInWorker(
   const stop = () => Atomics.store(new Int32Array(flags), 0, 1);
   signal.addEventListener("abort", stop, { once: true });
   try {
-    const files = [unwrapCheckedPath(file)];
+    const files = unwrapCheckedPath(file);
     const answer = await pool.run<FilesJob>({ kind: "files", routes, files, request, flags });
     signal.throwIfAborted();
     if (answer.error !== undefined) return null;
-    const result = answer.results[0] ?? null;
+    const found = foundResults(answer.found, answer.lines, request.mode === "content");
+    const result = found[0] ?? null;
     return result === null ? [] : [{ display: file.display, result }];
   } catch (error) {
     if (signal.aborted) throw error;
@@ -213,8 +215,17 @@ export function workerSearches(
     indexWorkers: {
       buildSegment: async (job) =>
         pool.run<SegmentJob>({ kind: "segment", routes: await routes(), ...job }),
-      scanFiles: async (job) =>
-        pool.run<FilesJob>({ kind: "files", routes: await routes(), ...job }),
+      async scanFiles({ files, request, flags }) {
+        const { found, lines, error } = await pool.run<FilesJob>({
+          kind: "files",
+          routes: await routes(),
+          files: files.join("\0"),
+          request,
+          flags,
+        });
+        const results = foundResults(found, lines, request.mode === "content");
+        return error === undefined ? { results } : { results, error };
+      },
       stampFiles: async (job) =>
         pool.run<StampJob>({ kind: "stamps", routes: await routes(), ...job }),
       listTree: async (job) =>

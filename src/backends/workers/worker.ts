@@ -14,7 +14,8 @@ import type { WalkSyncIO } from "../../search/walk.ts";
 import { ScanStopped } from "../../search/scan.ts";
 import { READ_FLAGS, runUnit, VerifiedDirectories, workerWalkIO } from "./unit.ts";
 import type { ListSync, StatSync, UnitJob, WorkerReady } from "./unit.ts";
-import type { ScanResult } from "../../search/scan.ts";
+import type { ScanLine } from "../../search/scan.ts";
+import { foundCode } from "../../search/index/scan_found.ts";
 import { CHUNK, head, headIsBinary, matcherFor, readWhole, scanOne } from "./scan_file.ts";
 import { SegmentBuilder } from "../../search/index/segment.ts";
 import type {
@@ -116,14 +117,20 @@ function stampFiles(stat: StatSync, job: StampJob): StampAnswer {
 /** Scans the files of a {@link FilesJob} in order, stopping when its search stops. */
 function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer {
   const flag = new Int32Array(job.flags);
-  const matcher = matcherFor(job.request);
-  const results: (ScanResult | null)[] = [];
+  const { request } = job;
+  const matcher = matcherFor(request);
+  const files = job.files === "" ? [] : job.files.split("\0");
+  const found = new Int32Array(files.length);
+  const lines: (readonly ScanLine[])[] = [];
   const stopped = () => Atomics.load(flag, 0) !== 0;
+  let scanned = 0;
   try {
-    for (const file of job.files) {
+    for (; scanned < files.length; scanned++) {
       if (stopped()) break;
-      const result = scanOne(directories, file, matcher, job.request, stopped, false, true);
-      results.push(result.matches > 0 || result.skip !== undefined ? result : null);
+      const result = scanOne(directories, files[scanned], matcher, request, stopped, false, true);
+      const code = foundCode(result);
+      found[scanned] = code;
+      if (code > 0 && request.mode === "content") lines.push(result.lines);
     }
   } catch (error) {
     // Stopped during a file: the files scanned whole are answered.
@@ -131,7 +138,7 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
   }
   // The files were opened through the route: their results stand only if it did not change.
   directories.confirm();
-  return { id: job.id, results };
+  return { id: job.id, found: found.subarray(0, scanned), lines };
 }
 
 /**
@@ -170,9 +177,14 @@ export function serveSearches(list: ListSync, stat: StatSync): void {
           answer = scanFiles(directories, job);
         } catch (error) {
           // A route to descriptors that changed or cannot be had: the job fails, the worker stays.
-          answer = { id: job.id, results: [], error: (error as Error)?.message ?? String(error) };
+          answer = {
+            id: job.id,
+            found: new Int32Array(0),
+            lines: [],
+            error: (error as Error)?.message ?? String(error),
+          };
         }
-        parentPort!.postMessage(answer);
+        parentPort!.postMessage(answer, [answer.found.buffer as ArrayBuffer]);
         return;
       }
       if (job.kind === "tree") {

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Segment } from "./segment.ts";
-import type { ScanRequest, ScanResult } from "../scan.ts";
+import type { ScanLine, ScanRequest, ScanResult } from "../scan.ts";
 import type { IgnoreState } from "../walk.ts";
 
 /**
@@ -127,14 +127,11 @@ export interface StampAnswer {
   readonly error?: string;
 }
 
-/** Scans a list of files in order, as the walk's search scans each file. */
-export interface FilesJob {
-  /** Tells it from other jobs. */
-  readonly kind: "files";
-  /** Job id, echoed in the answer. */
-  readonly id: number;
-  /** Where descriptors may be reached by path, in order. */
-  readonly routes: readonly string[];
+/**
+ * Files to scan in order, as the walk's search scans each file: what the
+ * search index asks of the workers (see `IndexWorkers.scanFiles`).
+ */
+export interface FilesScan {
   /** The files' real paths. */
   readonly files: readonly string[];
   /** What to look for. */
@@ -143,12 +140,45 @@ export interface FilesJob {
   readonly flags: SharedArrayBuffer;
 }
 
-/** The results of a {@link FilesJob}, one per file in order (`null`: no match), fewer when stopped. */
+/** The results of a {@link FilesScan}, one per file in order (`null`: no match), fewer when stopped. */
+export interface FilesScanned {
+  /** Per file, what its scan found; `null` when nothing. */
+  readonly results: (ScanResult | null)[];
+  /** Why the job failed, if it did. */
+  readonly error?: string;
+}
+
+/**
+ * A {@link FilesScan} as it crosses to a worker: the paths in one string
+ * (copied to the worker at a fraction of the cost of thousands of strings;
+ * see `scan_found.ts`).
+ */
+export interface FilesJob {
+  /** Tells it from other jobs. */
+  readonly kind: "files";
+  /** Job id, echoed in the answer. */
+  readonly id: number;
+  /** Where descriptors may be reached by path, in order. */
+  readonly routes: readonly string[];
+  /** The files' real paths, joined by NUL (which no path holds). */
+  readonly files: string;
+  /** What to look for. */
+  readonly request: ScanRequest;
+  /** One Int32: 1 once the search stopped. */
+  readonly flags: SharedArrayBuffer;
+}
+
+/**
+ * The results of a {@link FilesJob} as they cross back: per file in order,
+ * a number (see `scan_found.ts`), fewer when stopped.
+ */
 export interface FilesAnswer {
   /** The job's id. */
   readonly id: number;
-  /** Per file, what its scan found; `null` when nothing. */
-  readonly results: (ScanResult | null)[];
+  /** Per file scanned, in order: its matches, 0 for none, or the code of its skip. */
+  readonly found: Int32Array;
+  /** In content mode, the lines of each file with matches, in order; else empty. */
+  readonly lines: (readonly ScanLine[])[];
   /** Why the job failed, if it did. */
   readonly error?: string;
 }

@@ -1,0 +1,67 @@
+/**
+ * How the results of a files job cross from a search worker (see
+ * `jobs.ts`): one number per file in an `Int32Array` whose buffer is
+ * transferred, rather than an object per file that both threads copy one
+ * by one. A file's number is its count of matches, 0 for none, or a
+ * negative code for why it was passed over; in content mode, the lines of
+ * each file with matches travel beside them, in order.
+ *
+ * @module
+ */
+import type { ScanLine, ScanResult } from "../scan.ts";
+
+/** The code of each reason to pass a file over. */
+const SKIP_CODES = { unreadable: -1, binary: -2, too_large: -3 } as const;
+
+const NO_LINES: readonly ScanLine[] = Object.freeze([]);
+
+/** The results that codes stand for, shared: results are never changed once made. */
+const SKIPPED: ReadonlyMap<number, ScanResult> = new Map(
+  (Object.keys(SKIP_CODES) as (keyof typeof SKIP_CODES)[]).map((skip) => [
+    SKIP_CODES[skip],
+    Object.freeze({ skip, matches: 0, lines: NO_LINES }),
+  ]),
+);
+const ONE_MATCH: ScanResult = Object.freeze({ matches: 1, lines: NO_LINES });
+
+/** The number that stands for `result`: its matches, or the code of its skip. */
+export function foundCode(result: ScanResult): number {
+  return result.skip === undefined ? result.matches : SKIP_CODES[result.skip];
+}
+
+/**
+ * The result a number stands for (`null` for 0: nothing found), with
+ * `lines` its lines in content mode.
+ */
+export function foundResult(
+  code: number,
+  lines: readonly ScanLine[] = NO_LINES,
+): ScanResult | null {
+  if (code === 0) return null;
+  if (code < 0) {
+    const skipped = SKIPPED.get(code);
+    if (skipped === undefined) throw new Error(`A search worker sent an unknown result (${code}).`);
+    return skipped;
+  }
+  if (code === 1 && lines.length === 0) return ONE_MATCH;
+  return { matches: code, lines };
+}
+
+/**
+ * The results of a files job, one per file scanned, from what the worker
+ * sent: `found` (see {@link foundCode}) and, in content mode, the lines of
+ * each file with matches, in order.
+ */
+export function foundResults(
+  found: Int32Array,
+  lines: readonly (readonly ScanLine[])[],
+  content: boolean,
+): (ScanResult | null)[] {
+  const results = new Array<ScanResult | null>(found.length);
+  let next = 0;
+  for (let i = 0; i < found.length; i++) {
+    const code = found[i];
+    results[i] = foundResult(code, content && code > 0 ? lines[next++] : NO_LINES);
+  }
+  return results;
+}
