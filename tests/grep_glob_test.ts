@@ -1017,6 +1017,76 @@ test("grep: a file scanned where it lies gives what its bytes scanned whole give
   }
 });
 
+test("grep: a larger file counted read by read gives what its bytes scanned whole give, across reads and past a line longer than a read", async () => {
+  const line = (text: string, width: number) => text + " ".repeat(Math.max(0, width - text.length));
+  // Matching lines placed across each boundary where a read may end (the first chunk, the
+  // SIMD buffer, and the buffer less a carried line), a line longer than the buffer, and a
+  // last line with no line break.
+  const edges = [64 * 1024, SIMD_BUFFER_BYTES, 2 * SIMD_BUFFER_BYTES - 100, 3 * SIMD_BUFFER_BYTES];
+  const build = (long: boolean): Uint8Array => {
+    let text = "";
+    for (const edge of edges) {
+      while (text.length + 60 <= edge - 20) text += line("filler text", 59) + "\n";
+      text += line("", edge - 20 - text.length - 1) + "\n";
+      // Starts 20 bytes before the edge.
+      text += "a spin_lock_irqsave(&l, f) across the edge\nspin_lock_irq(x) no\n";
+    }
+    if (long) text += `${"spin_lock_irqrestore(".repeat(2)}${"z".repeat(SIMD_BUFFER_BYTES)}\n`;
+    text += "spin_lock_irqrestore(&l, f) at the end";
+    return new TextEncoder().encode(text);
+  };
+  const dir = await tempDir();
+  const route = underDeno ? defaultDescriptorLink()! : "/proc/self/fd";
+  const directories = new VerifiedDirectories(new Routes([route]));
+  try {
+    for (const long of [false, true]) {
+      const bytes = build(long);
+      const path = `${dir.path}/large${long ? "-long-line" : ""}.c`;
+      writeFileSync(path, bytes);
+      for (
+        const pattern of [
+          "spin_lock_irq(save|restore)\\(",
+          "spin_lock_irq",
+          "irq(save|restore)\\(&l",
+        ]
+      ) {
+        for (const mode of ["count", "files_with_matches"] as const) {
+          const request = { pattern, caseInsensitive: false, mode, context: 0, maxBytes: 1 << 24 };
+          const whole = scanBytes(bytes, compileMatcher(pattern), request);
+          for (const candidate of [false, true]) {
+            const here = scanOne(
+              directories,
+              path,
+              matcherFor(request),
+              request,
+              () => false,
+              false,
+              candidate,
+            );
+            assert.deepEqual(here, whole, `${pattern} ${mode} ${path} ${candidate}`);
+          }
+        }
+      }
+      // One matching line at each edge and one at the end, and the long one; a cap below the
+      // file's size passes the file over.
+      const count = { pattern: "spin_lock_irq(save|restore)\\(", mode: "count" as const };
+      const request = { ...count, caseInsensitive: false, context: 0, maxBytes: 1 << 24 };
+      assert.equal(
+        scanOne(directories, path, matcherFor(request), request, () => false).matches,
+        long ? 6 : 5,
+      );
+      const capped = { ...request, maxBytes: bytes.length - 1 };
+      assert.equal(
+        scanOne(directories, path, matcherFor(capped), capped, () => false).skip,
+        "too_large",
+      );
+    }
+  } finally {
+    directories.release();
+    await dir.cleanup();
+  }
+});
+
 test("grep: the SIMD search finds exactly the bytes and literals a plain search finds", () => {
   const simd = SimdSearch.create();
   assert.ok(simd !== null, "WebAssembly SIMD is available on this runtime");

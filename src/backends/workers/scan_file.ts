@@ -80,11 +80,12 @@ const NEWLINE = 0x0a;
 const decoder = new TextDecoder();
 
 /**
- * The lines among the first `length` bytes of `head` that match, counted as
- * `countLines` of `scan.ts` counts them (at most one in files_with_matches
- * mode), with the SIMD search in place: only the lines that hold the
- * literal are looked at, and nothing else is decoded. For a runtime whose
- * byte search is not native; `head` holds the literal (at `first`).
+ * The lines among the first `length` bytes of the SIMD module's buffer
+ * (where `head` lies) that match, counted as `countLines` of `scan.ts`
+ * counts them (at most one in files_with_matches mode), with the SIMD search
+ * in place: only the lines that hold the literal are looked at, and nothing
+ * else is decoded. For a runtime whose byte search is not native; the
+ * buffer holds the literal (at `first`).
  */
 function countInHead(
   length: number,
@@ -92,15 +93,16 @@ function countInHead(
   matcher: LineMatcher,
   mode: ScanRequest["mode"],
 ): number {
+  const bytes = simd!.buffer;
   let matches = 0;
   for (let at = first; at !== -1;) {
     let end = simd!.findByte(at, length, NEWLINE);
     if (end === -1) end = length;
     if (!matcher.exact) {
       // Where the line holding `at` starts, as a search back from `at` itself for a line break.
-      let start = head[at] === NEWLINE ? at + 1 : at;
-      while (start > 0 && start <= at && head[start - 1] !== NEWLINE) start--;
-      if (!matcher.matchesLine(decoder.decode(head.subarray(start, end)))) {
+      let start = bytes[at] === NEWLINE ? at + 1 : at;
+      while (start > 0 && start <= at && bytes[start - 1] !== NEWLINE) start--;
+      if (!matcher.matchesLine(decoder.decode(bytes.subarray(start, end)))) {
         at = end === length ? -1 : simd!.findLiteral(end + 1, length);
         continue;
       }
@@ -110,6 +112,62 @@ function countInHead(
     at = end === length ? -1 : simd!.findLiteral(end + 1, length);
   }
   return matches;
+}
+
+/** What {@link countStreamed} answers for a line longer than the SIMD module's buffer. */
+const LINE_TOO_LONG = -1;
+
+/**
+ * The matching lines of a larger file (not content mode), as
+ * {@link countInHead} counts them, the file read on after its first chunk
+ * (in `head`) into the SIMD module's buffer: each read's whole lines are
+ * counted where they lie, and its last, unfinished line is moved to the
+ * buffer's start for the next read to finish. No copy of the file is made
+ * and nothing but the lines that hold the literal is decoded, where the
+ * whole file's scan (`scan.ts`) takes it as a string first. The literal holds
+ * no line break, so each of its places lies within one line.
+ * {@link LINE_TOO_LONG} when a line does not fit in the buffer (the caller
+ * scans the whole file instead); {@link PAST_CAP} when the file grew past
+ * `maxBytes`. Throws {@link ScanStopped} when `stopped` says so between reads.
+ */
+function countStreamed(
+  fd: number,
+  literal: ByteLiteral,
+  matcher: LineMatcher,
+  request: ScanRequest,
+  stopped: () => boolean,
+): number {
+  const bytes = simd!.buffer;
+  const room = bytes.length;
+  simd!.setLiteral(literal);
+  let length = CHUNK;
+  let total = CHUNK;
+  let matches = 0;
+  while (true) {
+    const read = readSync(fd, bytes, length, room - length, null);
+    total += read;
+    if (total > request.maxBytes) return PAST_CAP;
+    length += read;
+    // The whole lines held, or every byte once the file has ended.
+    let cut = length;
+    if (read > 0) {
+      while (cut > 0 && bytes[cut - 1] !== NEWLINE) cut--;
+      if (cut === 0) {
+        // One unfinished line so far: read on, unless it fills the buffer.
+        if (length === room) return LINE_TOO_LONG;
+        continue;
+      }
+    }
+    const first = simd!.findLiteral(0, cut);
+    if (first !== -1) {
+      matches += countInHead(cut, first, matcher, request.mode);
+      if (matches > 0 && request.mode === "files_with_matches") return matches;
+    }
+    if (read === 0) return matches;
+    if (stopped()) throw new ScanStopped();
+    bytes.copyWithin(0, cut, length);
+    length -= cut;
+  }
 }
 
 /**
@@ -127,6 +185,17 @@ function restHolds(fd: number, literal: ByteLiteral): boolean {
     length = keep + read;
     if (headHolds(length, literal)) return true;
   }
+}
+
+/**
+ * Whether a larger file that holds `literal` in its first chunk is counted
+ * read by read in the SIMD module's buffer ({@link countStreamed}): where
+ * there is the module, outside content mode, for a literal it keeps that
+ * holds no line break.
+ */
+function streams(literal: ByteLiteral | null, request: ScanRequest): boolean {
+  return simd !== null && literal !== null && request.mode !== "content" &&
+    !literal.bytes.includes(NEWLINE) && simd.setLiteral(literal);
 }
 
 /** Makes `whole` hold at least `room` bytes, keeping its first `kept`. */
@@ -251,6 +320,14 @@ export function scanOne(
     // A larger file is read whole only when its chunks hold the pattern's required literal, and
     // not at all when the literal alone decides.
     const decides = matcher.exact && request.mode === "files_with_matches";
+    if (!decides && !leaveLarge && streams(literal, request)) {
+      const matches = countStreamed(fd, literal!, matcher, request, stopped);
+      if (matches === PAST_CAP) return TOO_LARGE;
+      if (matches !== LINE_TOO_LONG) return matches === 0 ? NO_MATCH : { matches, lines: [] };
+      // A line longer than the buffer: the file is read again from its start, whole.
+      const bytes = readWhole(fd, stats.size, request.maxBytes);
+      return bytes === null ? TOO_LARGE : scanBytes(bytes, matcher, request, stopped);
+    }
     // What of the file is held once the literal is found: the first chunk in `head`, or (after a
     // search of the rest) nothing, or, for a candidate, what was searched, in `whole`.
     let inHead = CHUNK;
