@@ -1140,6 +1140,39 @@ function countingMatcher(pattern: string): { matcher: LineMatcher; tested: () =>
 /** 40,000 lines, each holding the pattern `need+le` matches (about 720 KB). */
 const MANY_LINES = new TextEncoder().encode("a needle in a line\n".repeat(40_000));
 
+test("grep: a larger file's scan in place stops once its search stops, not at the file's end", async () => {
+  // 760,000 bytes: many chunks, every line holding the literal and matching.
+  const dir = await tempDir();
+  const path = `${dir.path}/many.txt`;
+  writeFileSync(path, MANY_LINES);
+  const route = underDeno ? defaultDescriptorLink()! : "/proc/self/fd";
+  const directories = new VerifiedDirectories(new Routes([route]));
+  try {
+    for (const mode of ["count", "files_with_matches"] as const) {
+      const { matcher, tested } = countingMatcher("need+le");
+      const request = {
+        pattern: "need+le",
+        caseInsensitive: false,
+        mode,
+        context: 0,
+        maxBytes: 1 << 30,
+      };
+      // Stops after a hundred lines were matched.
+      const stopped = () => tested() >= 100;
+      if (mode === "count") {
+        assert.throws(() => scanOne(directories, path, matcher, request, stopped), ScanStopped);
+        assert.ok(tested() < 40_000 / 2, `${tested()} lines matched`);
+      } else {
+        // The first line decides.
+        assert.equal(scanOne(directories, path, matcher, request, stopped).matches, 1);
+      }
+    }
+  } finally {
+    directories.release();
+    await dir.cleanup();
+  }
+});
+
 test("grep: a file's scan stops between its steps when its search stops, not at the file's end", () => {
   for (const mode of ["content", "count"] as const) {
     // With and without a literal every match holds: scanned line by line, or a step at once.

@@ -85,13 +85,15 @@ const decoder = new TextDecoder();
  * counts them (at most one in files_with_matches mode), with the SIMD search
  * in place: only the lines that hold the literal are looked at, and nothing
  * else is decoded. For a runtime whose byte search is not native; the
- * buffer holds the literal (at `first`).
+ * buffer holds the literal (at `first`). With `stopped`, throws
+ * {@link ScanStopped} before a line is matched once the search stopped.
  */
 function countInHead(
   length: number,
   first: number,
   matcher: LineMatcher,
   mode: ScanRequest["mode"],
+  stopped?: () => boolean,
 ): number {
   const bytes = simd!.buffer;
   let matches = 0;
@@ -99,6 +101,7 @@ function countInHead(
     let end = simd!.findByte(at, length, NEWLINE);
     if (end === -1) end = length;
     if (!matcher.exact) {
+      if (stopped?.()) throw new ScanStopped();
       // Where the line holding `at` starts, as a search back from `at` itself for a line break.
       let start = bytes[at] === NEWLINE ? at + 1 : at;
       while (start > 0 && start <= at && bytes[start - 1] !== NEWLINE) start--;
@@ -128,7 +131,9 @@ const LINE_TOO_LONG = -1;
  * no line break, so each of its places lies within one line.
  * {@link LINE_TOO_LONG} when a line does not fit in the buffer (the caller
  * scans the whole file instead); {@link PAST_CAP} when the file grew past
- * `maxBytes`. Throws {@link ScanStopped} when `stopped` says so between reads.
+ * `maxBytes`. Throws {@link ScanStopped} when `stopped` says so between reads,
+ * or before a line is matched (a costly pattern over a buffer of lines
+ * holding the literal takes long).
  */
 function countStreamed(
   fd: number,
@@ -160,7 +165,7 @@ function countStreamed(
     }
     const first = simd!.findLiteral(0, cut);
     if (first !== -1) {
-      matches += countInHead(cut, first, matcher, request.mode);
+      matches += countInHead(cut, first, matcher, request.mode, stopped);
       if (matches > 0 && request.mode === "files_with_matches") return matches;
     }
     if (read === 0) return matches;
