@@ -8,8 +8,8 @@ import type { CheckedPath } from "../path/checked_path.ts";
 import type { ScanRequest, ScanResult } from "../search/scan.ts";
 import type { IgnoreState } from "../search/walk.ts";
 import type {
-  FilesScan,
-  FilesScanned,
+  FilesAnswer,
+  FilesJob,
   SegmentAnswer,
   SegmentJob,
   StampAnswer,
@@ -23,7 +23,7 @@ export interface IndexWorkers {
   /** Builds a segment of the index over files given by real path. */
   buildSegment(job: Omit<SegmentJob, "kind" | "id" | "routes">): Promise<SegmentAnswer>;
   /** Scans files given by real path, in order, as the walk's search scans each. */
-  scanFiles(job: FilesScan): Promise<FilesScanned>;
+  scanFiles(job: Omit<FilesJob, "kind" | "id" | "routes">): Promise<FilesAnswer>;
   /**
    * Takes the stamps of files given by real path (see `index/stamps.ts`).
    * Without it, an index whose watcher missed changes builds again.

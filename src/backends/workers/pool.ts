@@ -16,8 +16,8 @@ import { STOP, unitName, WAITING } from "./unit.ts";
 import type { TreeSelect, TreeSpec, TreeUnit, UnitAnswer, UnitJob, WorkerReady } from "./unit.ts";
 import { walkOrder } from "../../search/walk.ts";
 import type {
-  FilesAnswer,
-  FilesJob,
+  PackedFilesAnswer,
+  PackedFilesJob,
   SegmentAnswer,
   SegmentJob,
   StampAnswer,
@@ -34,7 +34,7 @@ interface Slot {
    */
   readonly waiting: Map<
     number,
-    (answer: UnitAnswer | SegmentAnswer | FilesAnswer | null) => boolean
+    (answer: UnitAnswer | SegmentAnswer | PackedFilesAnswer | null) => boolean
   >;
   broken: Error | null;
   /** Whether the worker has loaded its module and answers at once. */
@@ -111,7 +111,7 @@ export class SearchPool {
       whenLoaded,
       whenSettled,
     };
-    worker.on("message", (answer: UnitAnswer | SegmentAnswer | FilesAnswer | WorkerReady) => {
+    worker.on("message", (answer: UnitAnswer | SegmentAnswer | PackedFilesAnswer | WorkerReady) => {
       if ("ready" in answer) {
         slot.loaded = true;
         loaded();
@@ -357,13 +357,13 @@ export class SearchPool {
    * Runs one job of the search index in the least busy worker and resolves
    * with its answer; rejects when the worker stops first.
    */
-  run<J extends SegmentJob | FilesJob | StampJob | TreeListJob>(
+  run<J extends SegmentJob | PackedFilesJob | StampJob | TreeListJob>(
     job: Omit<J, "id">,
   ): Promise<
     J extends SegmentJob ? SegmentAnswer
       : J extends StampJob ? StampAnswer
       : J extends TreeListJob ? TreeListAnswer
-      : FilesAnswer
+      : PackedFilesAnswer
   > {
     const slots = this.#all();
     const slot = slots.reduce((a, b) => (b.waiting.size < a.waiting.size ? b : a));

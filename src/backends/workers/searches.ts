@@ -19,7 +19,7 @@ import type { SearchPool, TreeStart } from "./pool.ts";
 import type { TreeHit, TreeWalk } from "../filesystem.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { type CheckedPath, unwrapCheckedPath } from "../../path/checked_path.ts";
-import type { FilesJob, SegmentJob, StampJob, TreeListJob } from "../../search/index/jobs.ts";
+import type { PackedFilesJob, SegmentJob, StampJob, TreeListJob } from "../../search/index/jobs.ts";
 import { foundResults } from "../../search/index/scan_found.ts";
 import { STOP, UnitSteps } from "./unit.ts";
 import type { ListSync, TreeSelect, TreeUnit } from "./unit.ts";
@@ -81,7 +81,7 @@ async function scanInWorker(
   signal.addEventListener("abort", stop, { once: true });
   try {
     const files = unwrapCheckedPath(file);
-    const answer = await pool.run<FilesJob>({ kind: "files", routes, files, request, flags });
+    const answer = await pool.run<PackedFilesJob>({ kind: "files", routes, files, request, flags });
     signal.throwIfAborted();
     if (answer.error !== undefined) return null;
     const found = foundResults(answer.found, answer.lines, request.mode === "content");
@@ -216,7 +216,7 @@ export function workerSearches(
       buildSegment: async (job) =>
         pool.run<SegmentJob>({ kind: "segment", routes: await routes(), ...job }),
       async scanFiles({ files, request, flags }) {
-        const { found, lines, error } = await pool.run<FilesJob>({
+        const { id, found, lines, error } = await pool.run<PackedFilesJob>({
           kind: "files",
           routes: await routes(),
           files: files.join("\0"),
@@ -224,7 +224,7 @@ export function workerSearches(
           flags,
         });
         const results = foundResults(found, lines, request.mode === "content");
-        return error === undefined ? { results } : { results, error };
+        return error === undefined ? { id, results } : { id, results, error };
       },
       stampFiles: async (job) =>
         pool.run<StampJob>({ kind: "stamps", routes: await routes(), ...job }),

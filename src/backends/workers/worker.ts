@@ -19,8 +19,8 @@ import { foundCode } from "../../search/index/scan_found.ts";
 import { CHUNK, head, headIsBinary, matcherFor, readWhole, scanOne } from "./scan_file.ts";
 import { SegmentBuilder } from "../../search/index/segment.ts";
 import type {
-  FilesAnswer,
-  FilesJob,
+  PackedFilesAnswer,
+  PackedFilesJob,
   SegmentAnswer,
   SegmentJob,
   StampAnswer,
@@ -114,8 +114,8 @@ function stampFiles(stat: StatSync, job: StampJob): StampAnswer {
   return { id: job.id, stamps };
 }
 
-/** Scans the files of a {@link FilesJob} in order, stopping when its search stops. */
-function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer {
+/** Scans the files of a {@link PackedFilesJob} in order, stopping when its search stops. */
+function scanFiles(directories: VerifiedDirectories, job: PackedFilesJob): PackedFilesAnswer {
   const flag = new Int32Array(job.flags);
   const { request } = job;
   const matcher = matcherFor(request);
@@ -141,6 +141,9 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
   return { id: job.id, found: found.subarray(0, scanned), lines };
 }
 
+/** The jobs a worker is posted. */
+type WorkerJob = UnitJob | SegmentJob | PackedFilesJob | StampJob | TreeListJob;
+
 /**
  * Answers the jobs posted to this worker, listing directories with `list`
  * and looking up stamps with `stat`.
@@ -148,7 +151,7 @@ function scanFiles(directories: VerifiedDirectories, job: FilesJob): FilesAnswer
 export function serveSearches(list: ListSync, stat: StatSync): void {
   // The pool serves every backend of the process: each job names its backend's routes.
   let last: { key: string; directories: VerifiedDirectories; io: WalkSyncIO<string> } | null = null;
-  parentPort?.on("message", (job: UnitJob | SegmentJob | FilesJob | StampJob | TreeListJob) => {
+  parentPort?.on("message", (job: WorkerJob) => {
     const routes = job.kind === "unit" ? job.spec.routes : job.routes;
     const key = routes.join("\0");
     if (last?.key !== key) {
@@ -172,7 +175,7 @@ export function serveSearches(list: ListSync, stat: StatSync): void {
         return;
       }
       if (job.kind === "files") {
-        let answer: FilesAnswer;
+        let answer: PackedFilesAnswer;
         try {
           answer = scanFiles(directories, job);
         } catch (error) {

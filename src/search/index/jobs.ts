@@ -127,11 +127,14 @@ export interface StampAnswer {
   readonly error?: string;
 }
 
-/**
- * Files to scan in order, as the walk's search scans each file: what the
- * search index asks of the workers (see `IndexWorkers.scanFiles`).
- */
-export interface FilesScan {
+/** Scans a list of files in order, as the walk's search scans each file. */
+export interface FilesJob {
+  /** Tells it from other jobs. */
+  readonly kind: "files";
+  /** Job id, echoed in the answer. */
+  readonly id: number;
+  /** Where descriptors may be reached by path, in order. */
+  readonly routes: readonly string[];
   /** The files' real paths. */
   readonly files: readonly string[];
   /** What to look for. */
@@ -140,8 +143,10 @@ export interface FilesScan {
   readonly flags: SharedArrayBuffer;
 }
 
-/** The results of a {@link FilesScan}, one per file in order (`null`: no match), fewer when stopped. */
-export interface FilesScanned {
+/** The results of a {@link FilesJob}, one per file in order (`null`: no match), fewer when stopped. */
+export interface FilesAnswer {
+  /** The job's id. */
+  readonly id: number;
   /** Per file, what its scan found; `null` when nothing. */
   readonly results: (ScanResult | null)[];
   /** Why the job failed, if it did. */
@@ -149,30 +154,20 @@ export interface FilesScanned {
 }
 
 /**
- * A {@link FilesScan} as it crosses to a worker: the paths in one string
- * (copied to the worker at a fraction of the cost of thousands of strings;
- * see `scan_found.ts`).
+ * A {@link FilesJob} as it crosses to a worker: the paths in one string,
+ * copied at a fraction of the cost of thousands of strings.
  */
-export interface FilesJob {
-  /** Tells it from other jobs. */
-  readonly kind: "files";
-  /** Job id, echoed in the answer. */
-  readonly id: number;
-  /** Where descriptors may be reached by path, in order. */
-  readonly routes: readonly string[];
+export interface PackedFilesJob extends Omit<FilesJob, "files"> {
   /** The files' real paths, joined by NUL (which no path holds). */
   readonly files: string;
-  /** What to look for. */
-  readonly request: ScanRequest;
-  /** One Int32: 1 once the search stopped. */
-  readonly flags: SharedArrayBuffer;
 }
 
 /**
- * The results of a {@link FilesJob} as they cross back: per file in order,
- * a number (see `scan_found.ts`), fewer when stopped.
+ * A {@link FilesAnswer} as it crosses back from a worker: a number per file
+ * (see `scan_found.ts`) in an array whose buffer is transferred, rather than
+ * an object per file that both threads copy one by one.
  */
-export interface FilesAnswer {
+export interface PackedFilesAnswer {
   /** The job's id. */
   readonly id: number;
   /** Per file scanned, in order: its matches, 0 for none, or the code of its skip. */
