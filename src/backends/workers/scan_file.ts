@@ -193,10 +193,9 @@ function restHolds(fd: number, literal: ByteLiteral): boolean {
 }
 
 /**
- * Whether a larger file that holds `literal` in its first chunk is counted
- * read by read in the SIMD module's buffer ({@link countStreamed}): where
- * there is the module, outside content mode, for a literal it keeps that
- * holds no line break.
+ * Whether a larger file is counted read by read in the SIMD module's buffer
+ * ({@link countStreamed}): where there is the module, outside content mode,
+ * for a literal it keeps that holds no line break.
  */
 function streams(literal: ByteLiteral | null, request: ScanRequest): boolean {
   return simd !== null && literal !== null && request.mode !== "content" &&
