@@ -12,6 +12,7 @@ import type { IgnoreState, WalkSyncIO } from "../../search/walk.ts";
 import { STAMP_FIELDS, writeFineStamp } from "../../search/index/stamps.ts";
 import type { TreeListAnswer, TreeListJob } from "../../search/index/jobs.ts";
 import { workerWalkIO } from "./unit.ts";
+import { stringBytes } from "../../index/entries.ts";
 import type { ListSync, StampStat, StatSync, VerifiedDirectories } from "./unit.ts";
 
 /** Stamps as they are met, grown as needed. */
@@ -82,7 +83,7 @@ export function listTree(
   let bytes = 0;
   for (let entry; (entry = walk.next()) !== null;) {
     // The index's memory limit holds here too: a tree too large for it is not kept whole first.
-    bytes += job.entryBytes + 2 * entry.display.length;
+    bytes += job.entryBytes + stringBytes(entry.display);
     if (bytes > job.maxBytes) {
       const none = new Float64Array(0);
       return {
