@@ -81,6 +81,7 @@ import type { IndexQuery } from "../search/index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../search/index/segment.ts";
 import type { Segment } from "../search/index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../search/index/stamps.ts";
+import { unpackPath } from "../search/index/packed_paths.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts";
 import { setImmediate } from "node:timers";
 import { IndexCache } from "./cache_store.ts";
@@ -880,16 +881,17 @@ export class SearchIndex {
       let directory = 0;
       let files = 0;
       for (const kind of tree.kinds) files += kind;
+      const count = tree.entries.ends.length;
       // Room for the whole listing at once, not grown a step at a time.
-      if (!this.#room(this.#table.reserveGrowth(tree.entries.length, files))) return [];
-      this.#table.reserve(tree.entries.length, files);
+      if (!this.#room(this.#table.reserveGrowth(count, files))) return [];
+      this.#table.reserve(count, files);
       // A turn of the event loop now and then: tens of thousands of entries would hold up calls.
-      for (let i = 0; i < tree.entries.length; i++) {
+      for (let i = 0; i < count; i++) {
         if (i % YIELD_EVERY === YIELD_EVERY - 1) {
           await turn();
           if (generation !== this.#generation) return [];
         }
-        const display = tree.entries[i];
+        const display = unpackPath(tree.entries, i);
         const kind = tree.kinds[i] === 1 ? "file" : "directory";
         if (!this.#room(this.#table.growth(display, kind))) return [];
         if (tree.kinds[i] === 1) added.push(this.#table.addFile(display));

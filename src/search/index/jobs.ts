@@ -9,6 +9,7 @@
 import type { Segment } from "./segment.ts";
 import type { ScanRequest, ScanResult } from "../scan.ts";
 import type { IgnoreState } from "../walk.ts";
+import type { PackedPaths } from "./packed_paths.ts";
 
 /**
  * Walks the whole tree below a directory by the walk's rules, in one
@@ -43,7 +44,7 @@ export interface TreeListAnswer {
   /** The job's id. */
   readonly id: number;
   /** Every entry below the working directory, in walk order, as paths relative to it. */
-  readonly entries: readonly string[];
+  readonly entries: PackedPaths;
   /** Per entry, 1 for a file, 0 for a directory. */
   readonly kinds: Uint8Array;
   /** Per directory entry, in order: the ignore rules in force in its parent. */
