@@ -13,6 +13,7 @@ import { decodeCache, encodeCache, nextCachePiece } from "../src/index/cache_for
 import type { CachedIndex } from "../src/index/cache_format.ts";
 import { SegmentBuilder } from "../src/search/index/segment.ts";
 import { STAMP_FIELDS } from "../src/search/index/stamps.ts";
+import { packPaths } from "../src/search/index/packed_paths.ts";
 import { tempDir } from "./helpers.ts";
 
 /** A small index of two files in one segment, a directory and a file not indexed. */
@@ -25,7 +26,7 @@ function smallIndex(): CachedIndex {
   stamps.fill(7, 0, 2 * STAMP_FIELDS);
   return {
     root: "/srv/repo",
-    entries: ["a.txt", "d", "d/b.txt", "z\u00e9.txt"],
+    entries: packPaths(["a.txt", "d", "d/b.txt", "z\u00e9.txt"]),
     kinds: Uint8Array.of(1, 0, 1, 1),
     fileSegments: Int32Array.of(0, 0, -2),
     fileLocals: Int32Array.of(a, b, 0),
@@ -108,4 +109,16 @@ test("search index cache pieces: pieces that do not fit the file's tables are re
     const decoded = await decodeCache(cut(bytes.slice(0, length)), "/srv/repo");
     assert.equal(typeof decoded, "string", `cut short at ${length}`);
   }
+});
+
+test("search index cache pieces: a cache whose table of names holds more or fewer paths than its entries is refused", async () => {
+  const index = smallIndex();
+  // A NUL inside a path: one more path in the table of names than entries.
+  const more = await fileOf({
+    ...index,
+    entries: packPaths(["a.txt", "d", "d/b\0.txt", "z\u00e9.txt"]),
+  });
+  assert.match(String(await decodeCache(more, "/srv/repo")), /not as many as its entries/);
+  const fewer = await fileOf({ ...index, entries: packPaths(["a.txt", "d", "d/b.txt"]) });
+  assert.equal(typeof await decodeCache(fewer, "/srv/repo"), "string");
 });

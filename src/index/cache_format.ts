@@ -20,6 +20,7 @@ import { GRAM_KEYS, MAX_SEGMENT_FILES } from "../search/index/segment.ts";
 import type { Segment } from "../search/index/segment.ts";
 import { STAMP_FIELDS } from "../search/index/stamps.ts";
 import { IN_NO_SEGMENT, NOT_INDEXED } from "./entries.ts";
+import type { PackedPaths } from "../search/index/packed_paths.ts";
 
 /** The version of the layout; a cache of any other version is refused (and the index built). */
 export const CACHE_FORMAT_VERSION = 1;
@@ -45,8 +46,11 @@ export interface CachedSegment {
 export interface CachedIndex {
   /** The real path of the working directory it indexes. */
   readonly root: string;
-  /** Every entry but the working directory, in walk order. */
-  readonly entries: readonly string[];
+  /**
+   * Every entry but the working directory, in walk order, packed: a load
+   * makes no string of a path until it looks at it, and keeps none.
+   */
+  readonly entries: PackedPaths;
   /** Per entry, 1 for a file, 0 for a directory; files are numbered in this order. */
   readonly kinds: Uint8Array;
   /** Per file, its segment, {@link IN_NO_SEGMENT} or {@link NOT_INDEXED}. */
@@ -111,10 +115,11 @@ async function checksum(chunks: readonly Uint8Array[]): Promise<Uint8Array> {
  * @example
  * ```ts
  * import { decodeCache, encodeCache } from "./cache_format.ts";
+ * import { packPaths, unpackPaths } from "../search/index/packed_paths.ts";
  *
  * const chunks = await encodeCache({
  *   root: "/srv/repo",
- *   entries: ["a.txt"],
+ *   entries: packPaths(["a.txt"]),
  *   kinds: Uint8Array.of(1),
  *   fileSegments: Int32Array.of(-2),
  *   fileLocals: new Int32Array(1),
@@ -125,15 +130,15 @@ async function checksum(chunks: readonly Uint8Array[]): Promise<Uint8Array> {
  * const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
  * chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
  * const loaded = await decodeCache(bytes, "/srv/repo");
- * console.log(typeof loaded === "string" ? loaded : loaded.entries); // ["a.txt"]
+ * console.log(typeof loaded === "string" ? loaded : unpackPaths(loaded.entries)); // ["a.txt"]
  * ```
  */
 export async function encodeCache(index: CachedIndex): Promise<Uint8Array[]> {
-  const names = new TextEncoder().encode(index.entries.join("\0"));
+  const names = joinedNames(index.entries);
   const header: Header = {
     root: index.root,
     stampFields: STAMP_FIELDS,
-    entries: index.entries.length,
+    entries: index.entries.ends.length,
     files: index.fileSegments.length,
     names: names.length,
     segments: index.segments.map(({ segment }) => [
@@ -176,6 +181,37 @@ export async function encodeCache(index: CachedIndex): Promise<Uint8Array[]> {
   }
   chunks.push(await checksum(chunks));
   return chunks;
+}
+
+/** The bytes of the paths of `entries`, a NUL between two (the file's table of names). */
+function joinedNames(entries: PackedPaths): Uint8Array {
+  const { bytes, ends } = entries;
+  const names = new Uint8Array(bytes.length + Math.max(0, ends.length - 1));
+  let from = 0;
+  for (let i = 0; i < ends.length; i++) {
+    names.set(bytes.subarray(from, ends[i]), from + i);
+    from = ends[i];
+  }
+  return names;
+}
+
+/** The paths of a file's table of names (a NUL between two), packed, or `null` when not `count`. */
+function splitNames(names: Uint8Array, count: number): PackedPaths | null {
+  if (count === 0) return names.length === 0 ? { bytes: names, ends: new Uint32Array(0) } : null;
+  const ends = new Uint32Array(count);
+  const bytes = new Uint8Array(names.length - (count - 1));
+  let paths = 0;
+  let to = 0;
+  let from = 0;
+  for (let at = 0; at <= names.length; at++) {
+    if (at < names.length && names[at] !== 0) continue;
+    if (paths === count) return null;
+    bytes.set(names.subarray(from, at), to);
+    to += at - from;
+    ends[paths++] = to;
+    from = at + 1;
+  }
+  return paths === count ? { bytes, ends } : null;
 }
 
 /** Whether a value is a whole number from 0 up to `most`. */
@@ -403,14 +439,9 @@ function decodeBody(
     short || at !== length || names === null || kinds === null || fileSegments === null ||
     fileLocals === null || fileBytes === null || stamps === null
   ) return "the cache file's tables do not fill it exactly";
-  let entries: string[];
-  try {
-    const joined = new TextDecoder("utf-8", { fatal: true }).decode(names);
-    entries = header.entries === 0 ? [] : joined.split("\0");
-  } catch {
-    return "the cache file's paths are not text";
-  }
-  const problem = entriesProblem(entries, kinds, header.entries, header.files) ??
+  const entries = splitNames(names, header.entries);
+  if (entries === null) return "the cache file's paths are not as many as its entries";
+  const problem = entriesProblem(entries, kinds, header.files) ??
     segmentsProblem(segments, fileSegments, fileLocals, fileBytes);
   if (problem !== null) return `the cache file's ${problem}`;
   return { root, entries, kinds, fileSegments, fileLocals, fileBytes, stamps, segments };
@@ -418,18 +449,27 @@ function decodeBody(
 
 /** What is wrong with a cache's entries, or `null`. */
 function entriesProblem(
-  entries: readonly string[],
+  entries: PackedPaths,
   kinds: Uint8Array,
-  entryCount: number,
   fileCount: number,
 ): string | null {
-  if (entries.length !== entryCount) return "paths are not as many as its entries";
+  // Each path is made a string as it is looked at, and dropped after the next: a load keeps none.
+  const decoder = new TextDecoder("utf-8", { fatal: true });
   const directories = new Set<string>(["."]);
   let files = 0;
-  for (let i = 0; i < entries.length; i++) {
-    const display = entries[i];
+  let previous = "";
+  let from = 0;
+  for (let i = 0; i < entries.ends.length; i++) {
+    let display: string;
+    try {
+      display = decoder.decode(entries.bytes.subarray(from, entries.ends[i]));
+    } catch {
+      return "paths are not text";
+    }
+    from = entries.ends[i];
     if (!plainDisplay(display)) return `path ${JSON.stringify(display)} is not plain names`;
-    if (i > 0 && walkOrder(entries[i - 1], display) >= 0) return "entries are not in walk order";
+    if (i > 0 && walkOrder(previous, display) >= 0) return "entries are not in walk order";
+    previous = display;
     const slash = display.lastIndexOf("/");
     if (!directories.has(slash === -1 ? "." : display.slice(0, slash))) {
       return `entry ${JSON.stringify(display)} is below no directory of the index`;

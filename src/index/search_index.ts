@@ -81,7 +81,7 @@ import type { IndexQuery } from "../search/index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../search/index/segment.ts";
 import type { Segment } from "../search/index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../search/index/stamps.ts";
-import { unpackPath } from "../search/index/packed_paths.ts";
+import { packPaths, unpackPath } from "../search/index/packed_paths.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts";
 import { setImmediate } from "node:timers";
 import { IndexCache } from "./cache_store.ts";
@@ -145,7 +145,12 @@ export interface SearchIndexStats {
   readonly directories: number;
   /** Bytes of file content indexed. */
   readonly bytes: number;
-  /** Resident bytes of the index (posting lists exactly, entries estimated). */
+  /**
+   * Resident bytes of the index: its posting lists and the typed arrays of
+   * its entries exactly, the entries' path strings by their characters and
+   * headers, the lists that refer to them and each directory's record by
+   * their usual sizes (see `EntryTable.memory`).
+   */
   readonly memory: number;
   /** Searches answered from the index, and walked, since it was made. */
   readonly searches: { readonly indexed: number; readonly walked: number };
@@ -589,6 +594,15 @@ export class SearchIndex {
     };
   }
 
+  /**
+   * Has the cache written a while from now. Its closure is made here, not in
+   * the build: one made there would keep all the build held (the loaded
+   * cache's tables among them) until the write.
+   */
+  #writeLater(): void {
+    this.#cache.later(() => this.#snapshot());
+  }
+
   async #build(): Promise<void> {
     const generation = ++this.#generation;
     const current = () => generation === this.#generation;
@@ -686,7 +700,7 @@ export class SearchIndex {
       this.#losses = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
-      if (changed) this.#cache.later(() => this.#snapshot());
+      if (changed) this.#writeLater();
       // Misses reported while it was being built: the whole tree is looked at again.
       if (this.#resync !== null) this.#resyncInBackground();
     } catch (error) {
@@ -1022,29 +1036,41 @@ export class SearchIndex {
     generation: number,
     signal: AbortSignal,
   ): Promise<Float64Array> {
-    const displays: string[] = [];
-    cached.entries.forEach((display, i) => {
-      if (cached.kinds[i] === 1) displays.push(display);
-    });
-    return await this.#stampPaths(displays, generation, signal);
+    const { entries, kinds } = cached;
+    // The entry of each file; its path is made a string only for its batch.
+    const fileEntries = new Uint32Array(cached.fileSegments.length);
+    let files = 0;
+    for (let i = 0; i < kinds.length; i++) if (kinds[i] === 1) fileEntries[files++] = i;
+    return await this.#stampPaths(
+      files,
+      (i) => unpackPath(entries, fileEntries[i]),
+      generation,
+      signal,
+    );
   }
 
-  /** The stamps now of files of the tree (NaN where unknown), taken in the workers. */
+  /**
+   * The stamps now of `count` files of the tree (NaN where unknown), the
+   * `i`-th at `displayAt(i)`, taken in the workers.
+   */
   async #stampPaths(
-    displays: readonly string[],
+    count: number,
+    displayAt: (i: number) => string,
     generation: number,
     signal: AbortSignal,
   ): Promise<Float64Array> {
     const workers = this.#workers!;
     const root = this.#rootReal === "/" ? "" : this.#rootReal;
-    const stamps = new Float64Array(displays.length * STAMP_FIELDS).fill(NaN);
+    const stamps = new Float64Array(count * STAMP_FIELDS).fill(NaN);
     let next = 0;
     const run = async () => {
-      while (next < displays.length && generation === this.#generation) {
+      while (next < count && generation === this.#generation) {
         signal.throwIfAborted();
         const from = next;
-        const batch = displays.slice(from, next += SEGMENT_FILES);
-        const answer = await workers.stampFiles!({ files: batch.map((d) => `${root}/${d}`) });
+        next = Math.min(count, next + SEGMENT_FILES);
+        const files: string[] = [];
+        for (let i = from; i < next; i++) files.push(`${root}/${displayAt(i)}`);
+        const answer = await workers.stampFiles!({ files });
         if (answer.error !== undefined) throw new Error(answer.error);
         stamps.set(answer.stamps, from * STAMP_FIELDS);
       }
@@ -1071,16 +1097,22 @@ export class SearchIndex {
     const base = this.#segments.length;
     const slots: (Int32Array | null)[] = cached.segments.map(() => null);
     let kept = 0;
-    // Both lists are in walk order: one pass over each finds the cached file of each entry.
+    // Both lists are in walk order: one pass over each finds the cached file of each entry. A
+    // cached path is made a string once, as the pass comes to it.
+    const count = entries.ends.length;
     let at = 0;
     let n = 0;
+    let cachedDisplay = count === 0 ? "" : unpackPath(entries, 0);
     const sorted = this.#table.displays();
     const sortedIds = this.#table.ids();
     for (let i = 0; i < sorted.length; i++) {
       const display = sorted[i];
-      while (at < entries.length && walkOrder(entries[at], display) < 0) n += kinds[at++];
+      while (at < count && walkOrder(cachedDisplay, display) < 0) {
+        n += kinds[at++];
+        if (at < count) cachedDisplay = unpackPath(entries, at);
+      }
       const id = sortedIds[i];
-      if (id < 0 || at === entries.length || entries[at] !== display || kinds[at] !== 1) continue;
+      if (id < 0 || at === count || cachedDisplay !== display || kinds[at] !== 1) continue;
       if (this.#table.segment(id) !== NOT_INDEXED) continue;
       const segment = fileSegments[n];
       if (segment === NOT_INDEXED || !sameStamp(cached.stamps, n, now, n)) continue;
@@ -1174,7 +1206,7 @@ export class SearchIndex {
     }
     return {
       root: this.#rootReal,
-      entries: table.displays().slice(),
+      entries: packPaths(table.displays()),
       kinds,
       fileSegments,
       fileLocals,
@@ -1334,7 +1366,7 @@ export class SearchIndex {
     ];
     await this.#indexFiles(pending, generation, internal);
     if (generation !== this.#generation || this.#state !== "ready") return false;
-    this.#cache.later(() => this.#snapshot());
+    this.#writeLater();
     return true;
   }
 
@@ -1349,7 +1381,7 @@ export class SearchIndex {
       if (id >= 0 && table.segment(id) !== NOT_INDEXED) ids.push(id);
     }
     const displays = ids.map((id) => table.display(id));
-    const now = await this.#stampPaths(displays, generation, signal);
+    const now = await this.#stampPaths(displays.length, (i) => displays[i], generation, signal);
     if (generation !== this.#generation) return [];
     const changed: number[] = [];
     for (let i = 0; i < ids.length; i++) {

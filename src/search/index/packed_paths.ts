@@ -71,6 +71,18 @@ export class PathPacker {
   }
 }
 
+/** `paths` packed. */
+export function packPaths(paths: readonly string[]): PackedPaths {
+  const packer = new PathPacker();
+  for (const path of paths) packer.add(path);
+  return packer.done();
+}
+
+/** Every path of `packed`, in order. */
+export function unpackPaths(packed: PackedPaths): string[] {
+  return Array.from(packed.ends, (_, i) => unpackPath(packed, i));
+}
+
 /** No paths. */
 export function noPaths(): PackedPaths {
   return { bytes: new Uint8Array(0), ends: new Uint32Array(0) };
