@@ -285,10 +285,10 @@ export class EntryTable {
 
   /** Sets a file's stamp from the `index`-th stamp of `stamps`. */
   setStamp(id: number, stamps: Float64Array, index: number): void {
-    this.#stamps.set(
-      stamps.subarray(index * STAMP_FIELDS, (index + 1) * STAMP_FIELDS),
-      id * STAMP_FIELDS,
-    );
+    // Field by field: a view per file would be garbage made per file of a large load.
+    for (let k = 0; k < STAMP_FIELDS; k++) {
+      this.#stamps[id * STAMP_FIELDS + k] = stamps[index * STAMP_FIELDS + k];
+    }
   }
 
   /** Index in {@link displays} of the first entry not before `display`. */

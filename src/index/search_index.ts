@@ -81,7 +81,7 @@ import type { IndexQuery } from "../search/index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../search/index/segment.ts";
 import type { Segment } from "../search/index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../search/index/stamps.ts";
-import { packPaths, unpackPath } from "../search/index/packed_paths.ts";
+import { packPaths, pathBytes, PathPacker, unpackPath } from "../search/index/packed_paths.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts";
 import { setImmediate } from "node:timers";
 import { IndexCache } from "./cache_store.ts";
@@ -894,7 +894,7 @@ export class SearchIndex {
       const added: number[] = [];
       let directory = 0;
       let files = 0;
-      for (const kind of tree.kinds) files += kind;
+      for (let i = 0; i < tree.kinds.length; i++) files += tree.kinds[i];
       const count = tree.entries.ends.length;
       // Room for the whole listing at once, not grown a step at a time.
       if (!this.#room(this.#table.reserveGrowth(count, files))) return [];
@@ -931,7 +931,12 @@ export class SearchIndex {
       // table matches no stamp).
       const stamp = async (displays: readonly string[], directories: boolean) => {
         const answer = await workers
-          .stampFiles?.({ files: displays.map(real), directories, fine: true })
+          .stampFiles?.({
+            prefix: "",
+            files: packPaths(displays.map(real)),
+            directories,
+            fine: true,
+          })
           .catch(() => null);
         return answer?.error === undefined
           ? answer?.stamps ?? new Float64Array(0)
@@ -1037,30 +1042,30 @@ export class SearchIndex {
     signal: AbortSignal,
   ): Promise<Float64Array> {
     const { entries, kinds } = cached;
-    // The entry of each file; its path is made a string only for its batch.
+    // The entry of each file; its path's bytes go to the workers as they are, no string made.
     const fileEntries = new Uint32Array(cached.fileSegments.length);
     let files = 0;
     for (let i = 0; i < kinds.length; i++) if (kinds[i] === 1) fileEntries[files++] = i;
     return await this.#stampPaths(
       files,
-      (i) => unpackPath(entries, fileEntries[i]),
+      (packer, i) => packer.addBytes(pathBytes(entries, fileEntries[i])),
       generation,
       signal,
     );
   }
 
   /**
-   * The stamps now of `count` files of the tree (NaN where unknown), the
-   * `i`-th at `displayAt(i)`, taken in the workers.
+   * The stamps now of `count` files of the tree (NaN where unknown), taken
+   * in the workers; `add` packs the display of the `i`-th.
    */
   async #stampPaths(
     count: number,
-    displayAt: (i: number) => string,
+    add: (packer: PathPacker, i: number) => void,
     generation: number,
     signal: AbortSignal,
   ): Promise<Float64Array> {
     const workers = this.#workers!;
-    const root = this.#rootReal === "/" ? "" : this.#rootReal;
+    const prefix = this.#rootReal === "/" ? "/" : `${this.#rootReal}/`;
     const stamps = new Float64Array(count * STAMP_FIELDS).fill(NaN);
     let next = 0;
     const run = async () => {
@@ -1068,9 +1073,9 @@ export class SearchIndex {
         signal.throwIfAborted();
         const from = next;
         next = Math.min(count, next + SEGMENT_FILES);
-        const files: string[] = [];
-        for (let i = from; i < next; i++) files.push(`${root}/${displayAt(i)}`);
-        const answer = await workers.stampFiles!({ files });
+        const packer = new PathPacker();
+        for (let i = from; i < next; i++) add(packer, i);
+        const answer = await workers.stampFiles!({ prefix, files: packer.done() });
         if (answer.error !== undefined) throw new Error(answer.error);
         stamps.set(answer.stamps, from * STAMP_FIELDS);
       }
@@ -1135,7 +1140,9 @@ export class SearchIndex {
       const ids = slots[s];
       const segment = cached.segments[s].segment;
       let live = 0;
-      if (ids !== null) { for (const id of ids) if (id >= 0) live++; }
+      if (ids !== null) {
+        for (let local = 0; local < ids.length; local++) if (ids[local] >= 0) live++;
+      }
       if (ids === null || live === 0) {
         this.#segments.push(null);
         continue;
@@ -1152,8 +1159,9 @@ export class SearchIndex {
     }
     this.#cache.proved(kept);
     const pending: number[] = [];
-    for (const id of this.#table.ids()) {
-      if (id >= 0 && this.#table.segment(id) === NOT_INDEXED) pending.push(id);
+    const ids = this.#table.ids();
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] >= 0 && this.#table.segment(ids[i]) === NOT_INDEXED) pending.push(ids[i]);
     }
     await this.#indexFiles(pending, generation, signal);
     return pending.length > 0 || kept !== fileSegments.length;
@@ -1381,7 +1389,12 @@ export class SearchIndex {
       if (id >= 0 && table.segment(id) !== NOT_INDEXED) ids.push(id);
     }
     const displays = ids.map((id) => table.display(id));
-    const now = await this.#stampPaths(displays.length, (i) => displays[i], generation, signal);
+    const now = await this.#stampPaths(
+      displays.length,
+      (packer, i) => packer.add(displays[i]),
+      generation,
+      signal,
+    );
     if (generation !== this.#generation) return [];
     const changed: number[] = [];
     for (let i = 0; i < ids.length; i++) {
