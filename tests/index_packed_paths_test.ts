@@ -4,14 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  noPaths,
-  packPaths,
-  pathBytes,
-  PathPacker,
-  unpackPath,
-  unpackPaths,
-} from "../src/search/index/packed_paths.ts";
+import { noPaths, PathPacker, unpackPath } from "../src/search/index/packed_paths.ts";
 
 test("search index packed paths: every path comes back as it was packed, in order, wide characters and all", () => {
   const paths: string[] = [];
@@ -34,12 +27,4 @@ test("search index packed paths: none packed is empty", () => {
   assert.equal(new PathPacker().done().ends.length, 0);
   assert.equal(noPaths().ends.length, 0);
   assert.equal(noPaths().bytes.length, 0);
-});
-
-test("search index packed paths: a path's bytes packed again, without a string made of it, are the same path", () => {
-  const source = packPaths(["a", "d/caf\u00e9.txt", "", "\u4e2d/x"]);
-  const packer = new PathPacker();
-  for (const i of [3, 1, 0]) packer.addBytes(pathBytes(source, i));
-  packer.add("tail");
-  assert.deepEqual(unpackPaths(packer.done()), ["\u4e2d/x", "d/caf\u00e9.txt", "a", "tail"]);
 });

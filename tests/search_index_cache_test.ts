@@ -59,10 +59,7 @@ function recording(filesystem: AsyncFileSystem, files: string[]): AsyncFileSyste
     buildSegment: (job) => (files.push(...job.files), workers.buildSegment(job)),
     scanFiles: (job) => (files.push(...job.files), workers.scanFiles(job)),
     ...(workers.stampFiles === undefined ? {} : {
-      stampFiles: (job) => (
-        files.push(...unpackPaths(job.files).map((path) => job.prefix + path)),
-          workers.stampFiles!(job)
-      ),
+      stampFiles: (job) => (files.push(...job.files), workers.stampFiles!(job)),
     }),
     ...(workers.listTree === undefined ? {} : {
       // A listing reads the ignore files it meets.

@@ -81,7 +81,7 @@ import type { IndexQuery } from "../search/index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../search/index/segment.ts";
 import type { Segment } from "../search/index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../search/index/stamps.ts";
-import { packPaths, pathBytes, PathPacker, unpackPath } from "../search/index/packed_paths.ts";
+import { packPaths, unpackPath } from "../search/index/packed_paths.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts";
 import { setImmediate } from "node:timers";
 import { IndexCache } from "./cache_store.ts";
@@ -931,12 +931,7 @@ export class SearchIndex {
       // table matches no stamp).
       const stamp = async (displays: readonly string[], directories: boolean) => {
         const answer = await workers
-          .stampFiles?.({
-            prefix: "",
-            files: packPaths(displays.map(real)),
-            directories,
-            fine: true,
-          })
+          .stampFiles?.({ files: displays.map(real), directories, fine: true })
           .catch(() => null);
         return answer?.error === undefined
           ? answer?.stamps ?? new Float64Array(0)
@@ -1042,30 +1037,30 @@ export class SearchIndex {
     signal: AbortSignal,
   ): Promise<Float64Array> {
     const { entries, kinds } = cached;
-    // The entry of each file; its path's bytes go to the workers as they are, no string made.
+    // The entry of each file; its path is made a string only for its batch.
     const fileEntries = new Uint32Array(cached.fileSegments.length);
     let files = 0;
     for (let i = 0; i < kinds.length; i++) if (kinds[i] === 1) fileEntries[files++] = i;
     return await this.#stampPaths(
       files,
-      (packer, i) => packer.addBytes(pathBytes(entries, fileEntries[i])),
+      (i) => unpackPath(entries, fileEntries[i]),
       generation,
       signal,
     );
   }
 
   /**
-   * The stamps now of `count` files of the tree (NaN where unknown), taken
-   * in the workers; `add` packs the display of the `i`-th.
+   * The stamps now of `count` files of the tree (NaN where unknown), the
+   * `i`-th at `displayAt(i)`, taken in the workers.
    */
   async #stampPaths(
     count: number,
-    add: (packer: PathPacker, i: number) => void,
+    displayAt: (i: number) => string,
     generation: number,
     signal: AbortSignal,
   ): Promise<Float64Array> {
     const workers = this.#workers!;
-    const prefix = this.#rootReal === "/" ? "/" : `${this.#rootReal}/`;
+    const root = this.#rootReal === "/" ? "" : this.#rootReal;
     const stamps = new Float64Array(count * STAMP_FIELDS).fill(NaN);
     let next = 0;
     const run = async () => {
@@ -1073,9 +1068,9 @@ export class SearchIndex {
         signal.throwIfAborted();
         const from = next;
         next = Math.min(count, next + SEGMENT_FILES);
-        const packer = new PathPacker();
-        for (let i = from; i < next; i++) add(packer, i);
-        const answer = await workers.stampFiles!({ prefix, files: packer.done() });
+        const files: string[] = [];
+        for (let i = from; i < next; i++) files.push(`${root}/${displayAt(i)}`);
+        const answer = await workers.stampFiles!({ files });
         if (answer.error !== undefined) throw new Error(answer.error);
         stamps.set(answer.stamps, from * STAMP_FIELDS);
       }
@@ -1389,12 +1384,7 @@ export class SearchIndex {
       if (id >= 0 && table.segment(id) !== NOT_INDEXED) ids.push(id);
     }
     const displays = ids.map((id) => table.display(id));
-    const now = await this.#stampPaths(
-      displays.length,
-      (packer, i) => packer.add(displays[i]),
-      generation,
-      signal,
-    );
+    const now = await this.#stampPaths(displays.length, (i) => displays[i], generation, signal);
     if (generation !== this.#generation) return [];
     const changed: number[] = [];
     for (let i = 0; i < ids.length; i++) {

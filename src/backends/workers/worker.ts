@@ -28,7 +28,7 @@ import type {
   TreeListJob,
 } from "../../search/index/jobs.ts";
 import { listTree } from "./list_tree.ts";
-import { noPaths, unpackPath } from "../../search/index/packed_paths.ts";
+import { noPaths } from "../../search/index/packed_paths.ts";
 import { STAMP_FIELDS, writeFineStamp, writeStamp } from "../../search/index/stamps.ts";
 
 /**
@@ -103,11 +103,10 @@ function buildSegment(directories: VerifiedDirectories, job: SegmentJob): Segmen
  * elsewhere by a link swapped in finds another object, or the same one.
  */
 function stampFiles(stat: StatSync, job: StampJob): StampAnswer {
-  const count = job.files.ends.length;
-  const stamps = new Float64Array(count * STAMP_FIELDS).fill(NaN);
+  const stamps = new Float64Array(job.files.length * STAMP_FIELDS).fill(NaN);
   const kind = job.directories ? "directory" : "file";
-  for (let i = 0; i < count; i++) {
-    const stats = stat(job.prefix + unpackPath(job.files, i));
+  for (let i = 0; i < job.files.length; i++) {
+    const stats = stat(job.files[i]);
     if (stats?.kind !== kind) continue;
     if (job.fine) writeFineStamp(stamps, i, stats, Date.now());
     else writeStamp(stamps, i, stats, Date.now());

@@ -110,13 +110,8 @@ export interface StampJob {
   readonly id: number;
   /** Where descriptors may be reached by path, in order. */
   readonly routes: readonly string[];
-  /** What each path of {@link files} follows in its real path (a directory and a slash, or nothing). */
-  readonly prefix: string;
-  /**
-   * The files' paths after {@link prefix}, packed: a batch of a large tree's
-   * files makes no string per path in the calling thread.
-   */
-  readonly files: PackedPaths;
+  /** The files' real paths. */
+  readonly files: readonly string[];
   /** Whether the paths are of directories (their stamps are taken instead of files'). */
   readonly directories?: boolean;
   /** Whether to take fine stamps, compared in this process only (see `writeFineStamp`). */

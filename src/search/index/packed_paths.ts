@@ -45,18 +45,6 @@ export class PathPacker {
     return this.#count;
   }
 
-  /** Adds a path, given as its UTF-8 bytes, after the others. */
-  addBytes(path: Uint8Array): void {
-    if (this.#bytes.length - this.#at < path.length) {
-      const larger = new Uint8Array(Math.max(this.#at + path.length, 2 * this.#bytes.length));
-      larger.set(this.#bytes);
-      this.#bytes = larger;
-    }
-    this.#bytes.set(path, this.#at);
-    this.#at += path.length;
-    this.#end();
-  }
-
   /** Adds a path after the others. */
   add(path: string): void {
     // A UTF-8 character takes at most three bytes per UTF-16 unit.
@@ -66,11 +54,6 @@ export class PathPacker {
       this.#bytes = larger;
     }
     this.#at += encoder.encodeInto(path, this.#bytes.subarray(this.#at)).written;
-    this.#end();
-  }
-
-  /** Ends the path added last. */
-  #end(): void {
     if (this.#count === this.#ends.length) {
       const larger = new Uint32Array(2 * this.#ends.length);
       larger.set(this.#ends);
@@ -103,11 +86,6 @@ export function unpackPaths(packed: PackedPaths): string[] {
 /** No paths. */
 export function noPaths(): PackedPaths {
   return { bytes: new Uint8Array(0), ends: new Uint32Array(0) };
-}
-
-/** The UTF-8 bytes of the `index`-th path of `packed` (a view on them). */
-export function pathBytes(packed: PackedPaths, index: number): Uint8Array {
-  return packed.bytes.subarray(index === 0 ? 0 : packed.ends[index - 1], packed.ends[index]);
 }
 
 /** The `index`-th path of `packed`, a string of its own. */
