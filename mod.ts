@@ -142,6 +142,7 @@ export type {
   TreeListAnswer,
   TreeListJob,
 } from "./src/search/index/jobs.ts";
+export type { PackedPaths } from "./src/search/index/packed_paths.ts";
 export type {
   SearchIndexHandle,
   SearchIndexOptions,

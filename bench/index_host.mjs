@@ -2,10 +2,12 @@
 // the search index on (or off with --no-index), answering searches read from
 // standard input, as an agent's host keeps one session for many calls.
 //
-// Usage: index_host.mjs MODULE ROOT [--no-index] [--cache=DIR]
+// Usage: index_host.mjs MODULE ROOT [--no-index] [--cache=DIR] [--warm]
 //
 // With --cache=DIR the index is cached in DIR (a session that finds a cache
 // there loads it); without, it is built from the tree and kept in memory.
+// With --warm a walk search runs first, so that the search workers are
+// running before the resident memory before createSession is taken.
 //
 // First line out: the start-up report, as JSON — whether the session has an
 // index, the milliseconds from createSession to the index being ready, its

@@ -4,7 +4,7 @@
  * `denoPermissionFlags` returns (Deno asks read permission for a dynamic
  * import, and those flags grant reading only the package's `src/`).
  *
- * Usage: index_host_deno.ts ROOT [--no-index] [--cache=DIR]
+ * Usage: index_host_deno.ts ROOT [--no-index] [--cache=DIR] [--warm]
  */
 import * as tools from "../mod.ts";
 import { serveIndexHost } from "./index_serve.mjs";

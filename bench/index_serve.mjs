@@ -8,8 +8,11 @@ import { createInterface } from "node:readline";
 
 /**
  * Serves the host on `tools` (the package's exports) with the arguments
- * ROOT [--no-index] [--cache=DIR]: the index's cache directory (default none:
- * the index is built from the tree, and kept in memory only).
+ * ROOT [--no-index] [--cache=DIR] [--warm]: the index's cache directory
+ * (default none: the index is built from the tree, and kept in memory only);
+ * with --warm, a session without an index runs one walk search first, so
+ * that the process's search workers are running before the resident memory
+ * is taken as the baseline (as in a host that searched before).
  */
 export async function serveIndexHost(tools, args) {
   const [root, ...flags] = args;
@@ -19,6 +22,16 @@ export async function serveIndexHost(tools, args) {
   const unlimited = Number.MAX_SAFE_INTEGER;
 
   const reply = (value) => process.stdout.write(JSON.stringify(value) + "\n");
+
+  if (flags.includes("--warm")) {
+    // One walk search, stopped at its first match: the shared search workers start, and stay.
+    const plain = await createSession({ workingDirectory: root, searchIndex: false });
+    await grepTool.execute(
+      { pattern: "e", mode: "files_with_matches", max_results: 1 },
+      plain,
+      { callId: "warm", signal: new AbortController().signal },
+    );
+  }
 
   const rssBefore = process.memoryUsage().rss;
   const TICK = 10;

@@ -25,7 +25,9 @@
  * createSession to the index being ready (target ≤ 1.5 s), the first
  * rare-identifier search right after (target ≤ 50 ms), the cache file's size
  * on disk, and the process's RSS growth over the load against
- * stats().memory; then one more load of each with the page cache dropped
+ * stats().memory, and again in a host whose search workers already run (it
+ * ran one walk search before it took its baseline, as every host that
+ * searched once has them); then one more load of each with the page cache dropped
  * first (`/proc/sys/vm/drop_caches`, where this process may write it): the
  * cold start. It then times, warm cache, with
  * N rounds (default 9; the hosts without the index in the first 5 only)
@@ -178,14 +180,22 @@ async function narrowFlags(tree: string, cache: string | null): Promise<string[]
   return denoPermissionFlags({ workingDirectory: tree, cacheDirectory: cache });
 }
 
-/** A host on `tree`, its index cached in `cache` when one is given (else built, memory only). */
+/**
+ * A host on `tree`, its index cached in `cache` when one is given (else
+ * built, memory only); `warm`: its search workers run (one walk search)
+ * before it takes its resident memory as the baseline.
+ */
 async function startHost(
   runtime: HostRuntime,
   tree: string,
   indexed: boolean,
   cache: string | null = null,
+  warm = false,
 ): Promise<Host> {
-  const tail = indexed ? (cache === null ? [] : [`--cache=${cache}`]) : ["--no-index"];
+  const tail = [
+    ...(indexed ? (cache === null ? [] : [`--cache=${cache}`]) : ["--no-index"]),
+    ...(warm ? ["--warm"] : []),
+  ];
   const name = `openwork-tools (${runtime}, index ${indexed ? "on" : "off"})`;
   if (runtime === "node") {
     return new Host(name, indexed, [
@@ -421,6 +431,8 @@ async function restarts(tree: string): Promise<void> {
     }
     const size = (await Deno.stat(file)).size;
     const loads = new Map<HostRuntime, { ready: number; first: number; growth: number }[]>();
+    /** RSS growth over loads in hosts whose search workers already ran (one walk search first). */
+    const warmGrowth = new Map<HostRuntime, number[]>();
     const memory = new Map<HostRuntime, number>();
     const runtimes: HostRuntime[] = ["node", "deno -A", "deno narrow"];
     for (let round = 0; round < builds; round++) {
@@ -455,6 +467,25 @@ async function restarts(tree: string): Promise<void> {
         } finally {
           await host.close();
         }
+        // The same load in a host that searched before: its search workers already run, and
+        // their memory is in the baseline, as in every host that searched once.
+        await sh(`cat '${file}' > /dev/null`);
+        const warmHost = await startHost(runtime, tree, true, cache, true);
+        try {
+          const startup = await warmHost.next<Startup>();
+          if (startup.error !== null || startup.stats?.cache?.loads !== 1) {
+            problems.push(
+              `${warmHost.name}: the cache was not loaded after a search: ` +
+                `${startup.error ?? startup.stats?.cache?.note}`,
+            );
+            continue;
+          }
+          const list = warmGrowth.get(runtime) ?? [];
+          list.push(startup.rssAfter - startup.rssBefore);
+          warmGrowth.set(runtime, list);
+        } finally {
+          await warmHost.close();
+        }
       }
     }
     // One more load of each with the page cache dropped: the tree and the cache file read from disk.
@@ -479,9 +510,10 @@ async function restarts(tree: string): Promise<void> {
     console.log(
       "| host | load to ready s (median (each)) | target | first rare-identifier search ms " +
         "(median (each)) | target | stats().memory | RSS growth over the load (median) | " +
-        "RSS growth / stats().memory | cold page cache: load to ready s, first search ms |",
+        "RSS growth / stats().memory | RSS growth / stats().memory, search workers already " +
+        "running (median) | cold page cache: load to ready s, first search ms |",
     );
-    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const runtime of runtimes) {
       const list = loads.get(runtime) ?? [];
       if (list.length === 0) continue;
@@ -489,12 +521,16 @@ async function restarts(tree: string): Promise<void> {
         list.map((v) => pick(v).toFixed(digits)).join(", ");
       const growth = median(list.map((v) => v.growth));
       const index = memory.get(runtime)!;
+      const warmList = warmGrowth.get(runtime) ?? [];
+      const warm = warmList.length === 0
+        ? "not measured"
+        : `${(median(warmList) / index).toFixed(2)}x (${mib(median(warmList))})`;
       console.log(
         `| openwork-tools (${runtime}) | ${(median(list.map((v) => v.ready)) / 1000).toFixed(2)} (${
           each((v) => v.ready / 1000, 2)
         }) | ≤ 1.5 | ${median(list.map((v) => v.first)).toFixed(1)} (${
           each((v) => v.first, 1)
-        }) | ≤ 50 | ${mib(index)} | ${mib(growth)} | ${(growth / index).toFixed(2)}x | ${
+        }) | ≤ 50 | ${mib(index)} | ${mib(growth)} | ${(growth / index).toFixed(2)}x | ${warm} | ${
           coldCell(cold.get(runtime))
         } |`,
       );

@@ -22,6 +22,7 @@ import type { CachedIndex } from "../src/index/cache_format.ts";
 import { SegmentBuilder } from "../src/search/index/segment.ts";
 import { STAMP_FIELDS } from "../src/search/index/stamps.ts";
 import { walkOrder } from "../src/search/walk.ts";
+import { packPaths, unpackPaths } from "../src/search/index/packed_paths.ts";
 import { sh, tempDir } from "./helpers.ts";
 import {
   assertSameAnswer,
@@ -182,10 +183,11 @@ function withEntries(
   const added = new Map<string, number>();
   for (const directory of directories) added.set(directory, -1);
   files.forEach((file, i) => added.set(file.display, i));
-  const entries = [...cached.entries, ...added.keys()].sort(walkOrder);
+  const cachedEntries = unpackPaths(cached.entries);
+  const entries = [...cachedEntries, ...added.keys()].sort(walkOrder);
   const kinds = new Uint8Array(entries.length);
   const oldNumber = new Map<string, number>();
-  cached.entries.forEach((display, i) => {
+  cachedEntries.forEach((display, i) => {
     if (cached.kinds[i] === 1) oldNumber.set(display, oldNumber.size);
   });
   const count = oldNumber.size + files.length;
@@ -227,7 +229,16 @@ function withEntries(
     ids: ids.map((id) => id < 0 ? -1 : renumber[id]),
   }));
   segments.push({ segment: builder.finish(), ids: Int32Array.from(newIds) });
-  return { ...cached, entries, kinds, fileSegments, fileLocals, fileBytes, stamps, segments };
+  return {
+    ...cached,
+    entries: packPaths(entries),
+    kinds,
+    fileSegments,
+    fileLocals,
+    fileBytes,
+    stamps,
+    segments,
+  };
 }
 
 /** A file's stamp now, as the index takes it. */

@@ -678,7 +678,7 @@ for (const backend of backends) {
 
     // Building: a tree past the limit from the start. The listing in a worker stops at the limit
     // too, rather than hold the whole tree first.
-    const listings: { over?: number; entries: readonly string[] }[] = [];
+    const listings: { over?: number; entries: { readonly ends: Uint32Array } }[] = [];
     const big = await pair(backend, { memoryLimit: limit }, 2400, (filesystem) => {
       const workers = filesystem.indexWorkers!;
       if (workers.listTree === undefined) return filesystem;
@@ -701,7 +701,7 @@ for (const backend of backends) {
       assert.deepEqual(seen.over, []);
       for (const listing of listings) {
         assert.ok(
-          listing.over !== undefined && listing.entries.length === 0,
+          listing.over !== undefined && listing.entries.ends.length === 0,
           "the listing stopped",
         );
       }

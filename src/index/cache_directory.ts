@@ -232,17 +232,30 @@ async function ancestorsProblem(first: string, uid: number): Promise<string | nu
 }
 
 /**
+ * How many bytes of a file of `size` bytes to read next into a buffer of
+ * their own, given the pieces read so far (from its start).
+ */
+export type NextPiece = (pieces: readonly Uint8Array[], size: number) => number;
+
+/** The whole file in one piece. */
+const wholeFile: NextPiece = (pieces, size) =>
+  size - pieces.reduce((sum, piece) => sum + piece.length, 0);
+
+/**
  * The bytes of a cache file, `null` when there is none, or why it is
  * refused (a link, not a regular file, not private to `uid`, replaced while
  * opened, larger than `limit` bytes, unreadable). The file is checked by `lstat`, then through its
- * descriptor, so what is read is what was checked.
+ * descriptor, so what is read is what was checked. It is read in the pieces
+ * `next` says, each a buffer of its own (default: one), so that a reader
+ * can keep some and drop others; a file that ends early ends the pieces.
  */
 export async function readCacheFile(
   directory: string,
   name: string,
   uid: number,
   limit: number = Number.MAX_SAFE_INTEGER,
-): Promise<Uint8Array | string | null> {
+  next: NextPiece = wholeFile,
+): Promise<Uint8Array[] | string | null> {
   const path = `${directory}/${name}`;
   let handle;
   let named;
@@ -269,14 +282,23 @@ export async function readCacheFile(
       return `the cache file ${path} is refused: its ${stats.size} bytes are more than the ` +
         `index's memory limit (${limit} bytes)`;
     }
-    const bytes = new Uint8Array(stats.size);
+    const pieces: Uint8Array[] = [];
     let at = 0;
-    while (at < bytes.length) {
-      const { bytesRead } = await handle.read(bytes, at, bytes.length - at, at);
-      if (bytesRead === 0) break;
-      at += bytesRead;
+    while (at < stats.size) {
+      const piece = new Uint8Array(
+        Math.max(0, Math.min(next(pieces, stats.size), stats.size - at)),
+      );
+      let filled = 0;
+      while (filled < piece.length) {
+        const { bytesRead } = await handle.read(piece, filled, piece.length - filled, at + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      pieces.push(filled === piece.length ? piece : piece.subarray(0, filled));
+      at += filled;
+      if (filled < piece.length) break;
     }
-    return at === bytes.length ? bytes : bytes.subarray(0, at);
+    return pieces;
   } catch (error) {
     return `the cache file ${path} cannot be read: ${(error as Error).message}`;
   } finally {

@@ -16,7 +16,7 @@ import {
   writeCacheFile,
 } from "./cache_directory.ts";
 import { cacheFileName, defaultCacheDirectory } from "../search/index/cache_location.ts";
-import { decodeCache, encodeCache } from "./cache_format.ts";
+import { decodeCache, encodeCache, nextCachePiece } from "./cache_format.ts";
 import type { CachedIndex } from "./cache_format.ts";
 import type { ForbiddenDirectory } from "./cache_directory.ts";
 
@@ -180,6 +180,7 @@ export class IndexCache {
       cacheFileName(this.#root),
       this.#uid!,
       this.#limit,
+      nextCachePiece,
     );
     if (bytes === null) return null;
     if (typeof bytes === "string") {

@@ -69,7 +69,7 @@ import { Walk, walkOrder } from "../search/walk.ts";
 import {
   EntryTable,
   IN_NO_SEGMENT,
-  joinDisplay,
+  LISTED_ENTRY_BYTES,
   nameOf,
   NOT_INDEXED,
   parentOf,
@@ -81,6 +81,7 @@ import type { IndexQuery } from "../search/index/query.ts";
 import { MAX_SEGMENT_FILES, segmentCandidates, segmentMemory } from "../search/index/segment.ts";
 import type { Segment } from "../search/index/segment.ts";
 import { sameStamp, STAMP_FIELDS } from "../search/index/stamps.ts";
+import { packPaths, unpackPath } from "../search/index/packed_paths.ts";
 import type { TreeWatcher, WatchHandlers, WatchTree } from "../backends/watch.ts";
 import { setImmediate } from "node:timers";
 import { IndexCache } from "./cache_store.ts";
@@ -144,7 +145,12 @@ export interface SearchIndexStats {
   readonly directories: number;
   /** Bytes of file content indexed. */
   readonly bytes: number;
-  /** Resident bytes of the index (posting lists exactly, entries estimated). */
+  /**
+   * Resident bytes of the index: its posting lists and the typed arrays of
+   * its entries exactly, the entries' path strings by their characters and
+   * headers, the lists that refer to them and each directory's record by
+   * their usual sizes (see `EntryTable.memory`).
+   */
   readonly memory: number;
   /** Searches answered from the index, and walked, since it was made. */
   readonly searches: { readonly indexed: number; readonly walked: number };
@@ -197,17 +203,10 @@ const LAST_PAUSE = 2000;
 const MAX_LOSSES = 8;
 /** Changed paths waiting to be looked at past which the index cannot keep up: it builds again. */
 const MAX_DIRTY = 100_000;
-/** Estimated resident bytes of one entry beyond its path's characters (its stamp included). */
-const ENTRY_BYTES = 160 + STAMP_FIELDS * 8;
 
 /** A turn of the event loop, given now and then in long work on this thread. */
 function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** The memory an entry of the index is counted for. */
-function entryMemory(display: string): number {
-  return ENTRY_BYTES + 2 * display.length;
 }
 
 interface SegmentSlot {
@@ -290,7 +289,7 @@ export class SearchIndex {
   /** Files in no segment: candidates of every search. */
   #always = new Set<number>();
   #bytes = 0;
-  /** What {@link SearchIndexStats.memory} reports, kept as entries and segments come and go. */
+  /** The bytes of the live segments; with the entry table's, what {@link SearchIndexStats.memory} reports. */
   #memory = 0;
   #dirty = new Set<string>();
   /** Directories to be listed again before the next answer (their own entries only). */
@@ -403,7 +402,7 @@ export class SearchIndex {
       files,
       directories,
       bytes: this.#bytes,
-      memory: this.#memory,
+      memory: this.#memory + this.#table.memory,
       searches: { indexed: this.#indexed, walked: this.#walked },
       buildMs: this.#buildMs,
       builds: this.#builds,
@@ -465,14 +464,21 @@ export class SearchIndex {
    * included, ever holds more than the limit.
    */
   #take(bytes: number): boolean {
+    if (!this.#room(bytes)) return false;
+    this.#memory += bytes;
+    return true;
+  }
+
+  /**
+   * Whether the index may grow by `bytes` (the entry table's growth, which
+   * the table counts itself once made); else drops the index as
+   * {@link #take} does.
+   */
+  #room(bytes: number): boolean {
     const limit = this.#options.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
-    if (this.#memory + bytes <= limit) {
-      this.#memory += bytes;
-      return true;
-    }
-    this.#fail(
-      `the index would take ${this.#memory + bytes} bytes, more than its limit of ${limit}`,
-    );
+    const total = this.#memory + this.#table.memory + bytes;
+    if (total <= limit) return true;
+    this.#fail(`the index would take ${total} bytes, more than its limit of ${limit}`);
     return false;
   }
 
@@ -572,6 +578,31 @@ export class SearchIndex {
     this.#resyncWake?.();
   }
 
+  /**
+   * What the watcher of a build's generation calls. Made apart from the
+   * build: the watcher keeps its handlers as long as it runs, and a closure
+   * made in the build would keep everything the build held (the cache file's
+   * tables and paths among them) as long.
+   */
+  #watchHandlers(generation: number): WatchHandlers {
+    return {
+      changed: (path) => {
+        if (generation === this.#generation) this.#changedPath(path);
+      },
+      lost: (reason) => this.#lost(`the watcher lost track: ${reason}`, generation),
+      missed: (reason) => this.#missed(reason, generation),
+    };
+  }
+
+  /**
+   * Has the cache written a while from now. Its closure is made here, not in
+   * the build: one made there would keep all the build held (the loaded
+   * cache's tables among them) until the write.
+   */
+  #writeLater(): void {
+    this.#cache.later(() => this.#snapshot());
+  }
+
   async #build(): Promise<void> {
     const generation = ++this.#generation;
     const current = () => generation === this.#generation;
@@ -582,13 +613,7 @@ export class SearchIndex {
     if (this.#state !== "rebuilding") this.#state = "building";
     const signal = this.#abort.signal;
     try {
-      const handlers: WatchHandlers = {
-        changed: (path) => {
-          if (current()) this.#changedPath(path);
-        },
-        lost: (reason) => this.#lost(`the watcher lost track: ${reason}`, generation),
-        missed: (reason) => this.#missed(reason, generation),
-      };
+      const handlers = this.#watchHandlers(generation);
       const fenceDirectory = this.#options.fenceDirectory;
       const watching = this.#watch(
         this.#rootReal,
@@ -610,8 +635,8 @@ export class SearchIndex {
       const userExcludes = await this.#filesystem.readGitExcludes?.(this.#environment) ?? null;
       if (!current()) return;
       const outer: IgnoreState = { inRepository: false, sources: [], userExcludes };
-      if (!this.#take(entryMemory("."))) return;
       this.#table = new EntryTable(outer);
+      if (!this.#room(0)) return;
       // The cache file is read while the tree is walked. Without stamps it could not be proved
       // fresh short of reading every file.
       const loading = this.#workers!.stampFiles === undefined
@@ -675,7 +700,7 @@ export class SearchIndex {
       this.#losses = 0;
       this.#state = "ready";
       this.#settleReady?.resolve();
-      if (changed) this.#cache.later(() => this.#snapshot());
+      if (changed) this.#writeLater();
       // Misses reported while it was being built: the whole tree is looked at again.
       if (this.#resync !== null) this.#resyncInBackground();
     } catch (error) {
@@ -744,18 +769,18 @@ export class SearchIndex {
 
   /** Takes a file's content out of the index (its segment posting is dead from now on). */
   #unindex(id: number): void {
-    const file = this.#table.file(id)!;
-    if (file.segment >= 0) {
-      const slot = this.#segments[file.segment]!;
-      slot.ids[file.local] = -1;
+    const table = this.#table;
+    const segment = table.segment(id);
+    if (segment >= 0) {
+      const slot = this.#segments[segment]!;
+      slot.ids[table.local(id)] = -1;
       if (--slot.live === 0) {
-        this.#segments[file.segment] = null;
+        this.#segments[segment] = null;
         this.#memory -= slot.memory;
       }
-    } else if (file.segment === IN_NO_SEGMENT) this.#always.delete(id);
-    this.#bytes -= file.bytes;
-    file.bytes = 0;
-    file.segment = NOT_INDEXED;
+    } else if (segment === IN_NO_SEGMENT) this.#always.delete(id);
+    this.#bytes -= table.bytes(id);
+    table.place(id, NOT_INDEXED);
   }
 
   /** Removes an entry, and everything below it for a directory. */
@@ -763,8 +788,7 @@ export class SearchIndex {
     if (this.#table.get(display)?.kind === "directory" && this.#watcher?.perDirectory) {
       this.#watcher.remove(`${this.#rootReal}/${display}`);
     }
-    this.#table.remove(display, (removed, id) => {
-      this.#memory -= entryMemory(removed);
+    this.#table.remove(display, (_removed, id) => {
       if (id >= 0) this.#unindex(id);
     });
   }
@@ -816,13 +840,13 @@ export class SearchIndex {
             continue;
           }
           if (known !== undefined) this.#remove(entry.display);
-          if (!this.#take(entryMemory(entry.display))) return [];
+          if (!this.#room(this.#table.growth(entry.display, "directory"))) return [];
           this.#addDirectory(entry.display, walk.ignoreState());
           continue;
         }
         if (known?.kind === "file") continue;
         if (known !== undefined) this.#remove(entry.display);
-        if (!this.#take(entryMemory(entry.display))) return [];
+        if (!this.#room(this.#table.growth(entry.display, "file"))) return [];
         added.push(this.#table.addFile(entry.display));
         if (batch !== undefined && added.length === SEGMENT_FILES) batch(added.splice(0));
       }
@@ -859,24 +883,31 @@ export class SearchIndex {
       const tree = await workers.listTree!({
         real: root,
         ignore: outer,
-        entryBytes: ENTRY_BYTES,
-        maxBytes: limit - this.#memory,
+        entryBytes: LISTED_ENTRY_BYTES,
+        maxBytes: limit - this.#memory - this.#table.memory,
       });
       signal.throwIfAborted();
       if (tree.error !== undefined) throw new Error(tree.error);
       if (generation !== this.#generation) return [];
       // Past the limit the index is dropped, as growth anywhere else drops it.
-      if (tree.over !== undefined && !this.#take(tree.over)) return [];
+      if (tree.over !== undefined && !this.#room(tree.over)) return [];
       const added: number[] = [];
       let directory = 0;
+      let files = 0;
+      for (let i = 0; i < tree.kinds.length; i++) files += tree.kinds[i];
+      const count = tree.entries.ends.length;
+      // Room for the whole listing at once, not grown a step at a time.
+      if (!this.#room(this.#table.reserveGrowth(count, files))) return [];
+      this.#table.reserve(count, files);
       // A turn of the event loop now and then: tens of thousands of entries would hold up calls.
-      for (let i = 0; i < tree.entries.length; i++) {
+      for (let i = 0; i < count; i++) {
         if (i % YIELD_EVERY === YIELD_EVERY - 1) {
           await turn();
           if (generation !== this.#generation) return [];
         }
-        const display = tree.entries[i];
-        if (!this.#take(entryMemory(display))) return [];
+        const display = unpackPath(tree.entries, i);
+        const kind = tree.kinds[i] === 1 ? "file" : "directory";
+        if (!this.#room(this.#table.growth(display, kind))) return [];
         if (tree.kinds[i] === 1) added.push(this.#table.addFile(display));
         else this.#addDirectory(display, tree.outers[directory++]);
       }
@@ -941,7 +972,7 @@ export class SearchIndex {
         signal.throwIfAborted();
         if (generation !== this.#generation) return;
         const batch = batches[next++];
-        const files = batch.map((id) => `${root}/${this.#table.file(id)!.display}`);
+        const files = batch.map((id) => `${root}/${this.#table.display(id)}`);
         const answer = await workers.buildSegment({ files, maxBytes: MAX_INDEXED_BYTES });
         if (generation !== this.#generation) return;
         if (answer.segment === null) throw new Error(answer.error ?? "a segment failed");
@@ -964,18 +995,16 @@ export class SearchIndex {
     let live = 0;
     for (let i = 0; i < batch.length; i++) {
       const id = batch[i];
-      const file = this.#table.file(id);
+      const table = this.#table;
       // Removed meanwhile, or indexed again by a later change.
-      if (file === null || file === undefined || file.segment !== NOT_INDEXED) continue;
-      if (stamps !== undefined) this.#table.setStamp(id, stamps, i);
+      if (!table.has(id) || table.segment(id) !== NOT_INDEXED) continue;
+      if (stamps !== undefined) table.setStamp(id, stamps, i);
       if (locals[i] === -1) {
-        file.segment = IN_NO_SEGMENT;
+        table.place(id, IN_NO_SEGMENT);
         this.#always.add(id);
         continue;
       }
-      file.segment = index;
-      file.local = locals[i];
-      file.bytes = sizes[i];
+      table.place(id, index, locals[i], sizes[i]);
       this.#bytes += sizes[i];
       ids[locals[i]] = id;
       live++;
@@ -1007,29 +1036,41 @@ export class SearchIndex {
     generation: number,
     signal: AbortSignal,
   ): Promise<Float64Array> {
-    const displays: string[] = [];
-    cached.entries.forEach((display, i) => {
-      if (cached.kinds[i] === 1) displays.push(display);
-    });
-    return await this.#stampPaths(displays, generation, signal);
+    const { entries, kinds } = cached;
+    // The entry of each file; its path is made a string only for its batch.
+    const fileEntries = new Uint32Array(cached.fileSegments.length);
+    let files = 0;
+    for (let i = 0; i < kinds.length; i++) if (kinds[i] === 1) fileEntries[files++] = i;
+    return await this.#stampPaths(
+      files,
+      (i) => unpackPath(entries, fileEntries[i]),
+      generation,
+      signal,
+    );
   }
 
-  /** The stamps now of files of the tree (NaN where unknown), taken in the workers. */
+  /**
+   * The stamps now of `count` files of the tree (NaN where unknown), the
+   * `i`-th at `displayAt(i)`, taken in the workers.
+   */
   async #stampPaths(
-    displays: readonly string[],
+    count: number,
+    displayAt: (i: number) => string,
     generation: number,
     signal: AbortSignal,
   ): Promise<Float64Array> {
     const workers = this.#workers!;
     const root = this.#rootReal === "/" ? "" : this.#rootReal;
-    const stamps = new Float64Array(displays.length * STAMP_FIELDS).fill(NaN);
+    const stamps = new Float64Array(count * STAMP_FIELDS).fill(NaN);
     let next = 0;
     const run = async () => {
-      while (next < displays.length && generation === this.#generation) {
+      while (next < count && generation === this.#generation) {
         signal.throwIfAborted();
         const from = next;
-        const batch = displays.slice(from, next += SEGMENT_FILES);
-        const answer = await workers.stampFiles!({ files: batch.map((d) => `${root}/${d}`) });
+        next = Math.min(count, next + SEGMENT_FILES);
+        const files: string[] = [];
+        for (let i = from; i < next; i++) files.push(`${root}/${displayAt(i)}`);
+        const answer = await workers.stampFiles!({ files });
         if (answer.error !== undefined) throw new Error(answer.error);
         stamps.set(answer.stamps, from * STAMP_FIELDS);
       }
@@ -1056,24 +1097,29 @@ export class SearchIndex {
     const base = this.#segments.length;
     const slots: (Int32Array | null)[] = cached.segments.map(() => null);
     let kept = 0;
-    // Both lists are in walk order: one pass over each finds the cached file of each entry.
+    // Both lists are in walk order: one pass over each finds the cached file of each entry. A
+    // cached path is made a string once, as the pass comes to it.
+    const count = entries.ends.length;
     let at = 0;
     let n = 0;
+    let cachedDisplay = count === 0 ? "" : unpackPath(entries, 0);
     const sorted = this.#table.displays();
     const sortedIds = this.#table.ids();
     for (let i = 0; i < sorted.length; i++) {
       const display = sorted[i];
-      while (at < entries.length && walkOrder(entries[at], display) < 0) n += kinds[at++];
+      while (at < count && walkOrder(cachedDisplay, display) < 0) {
+        n += kinds[at++];
+        if (at < count) cachedDisplay = unpackPath(entries, at);
+      }
       const id = sortedIds[i];
-      if (id < 0 || at === entries.length || entries[at] !== display || kinds[at] !== 1) continue;
-      const file = this.#table.file(id)!;
-      if (file.segment !== NOT_INDEXED) continue;
+      if (id < 0 || at === count || cachedDisplay !== display || kinds[at] !== 1) continue;
+      if (this.#table.segment(id) !== NOT_INDEXED) continue;
       const segment = fileSegments[n];
       if (segment === NOT_INDEXED || !sameStamp(cached.stamps, n, now, n)) continue;
       kept++;
       this.#table.setStamp(id, now, n);
       if (segment === IN_NO_SEGMENT) {
-        file.segment = IN_NO_SEGMENT;
+        this.#table.place(id, IN_NO_SEGMENT);
         this.#always.add(id);
         continue;
       }
@@ -1082,16 +1128,16 @@ export class SearchIndex {
         -1,
       );
       ids[local] = id;
-      file.segment = base + segment;
-      file.local = local;
-      file.bytes = fileBytes[n];
+      this.#table.place(id, base + segment, local, fileBytes[n]);
       this.#bytes += fileBytes[n];
     }
     for (let s = 0; s < slots.length; s++) {
       const ids = slots[s];
       const segment = cached.segments[s].segment;
       let live = 0;
-      if (ids !== null) { for (const id of ids) if (id >= 0) live++; }
+      if (ids !== null) {
+        for (let local = 0; local < ids.length; local++) if (ids[local] >= 0) live++;
+      }
       if (ids === null || live === 0) {
         this.#segments.push(null);
         continue;
@@ -1108,8 +1154,9 @@ export class SearchIndex {
     }
     this.#cache.proved(kept);
     const pending: number[] = [];
-    for (const id of this.#table.ids()) {
-      if (id >= 0 && this.#table.file(id)!.segment === NOT_INDEXED) pending.push(id);
+    const ids = this.#table.ids();
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] >= 0 && this.#table.segment(ids[i]) === NOT_INDEXED) pending.push(ids[i]);
     }
     await this.#indexFiles(pending, generation, signal);
     return pending.length > 0 || kept !== fileSegments.length;
@@ -1149,12 +1196,12 @@ export class SearchIndex {
     const fileBytes = new Int32Array(files);
     const stamps = new Float64Array(files * STAMP_FIELDS);
     for (let id = 0; id < table.idSpace; id++) {
-      const file = table.file(id);
       const at = number[id];
-      if (file === null || file === undefined || at < 0) continue;
-      fileSegments[at] = file.segment >= 0 ? slotOf[file.segment] : file.segment;
-      fileLocals[at] = file.local;
-      fileBytes[at] = file.bytes;
+      if (!table.has(id) || at < 0) continue;
+      const segment = table.segment(id);
+      fileSegments[at] = segment >= 0 ? slotOf[segment] : segment;
+      fileLocals[at] = table.local(id);
+      fileBytes[at] = table.bytes(id);
       stamps.set(
         table.stamps.subarray(id * STAMP_FIELDS, (id + 1) * STAMP_FIELDS),
         at * STAMP_FIELDS,
@@ -1162,7 +1209,7 @@ export class SearchIndex {
     }
     return {
       root: this.#rootReal,
-      entries: table.displays().slice(),
+      entries: packPaths(table.displays()),
       kinds,
       fileSegments,
       fileLocals,
@@ -1278,9 +1325,7 @@ export class SearchIndex {
         if (entry === undefined || entry.kind !== "directory") continue;
         const isDeep = deep.has(directory);
         const seen = new Set<string>();
-        const known = isDeep
-          ? this.#table.below(directory)
-          : [...entry.children.keys()].map((name) => joinDisplay(directory, name));
+        const known = isDeep ? this.#table.below(directory) : this.#table.children(directory);
         added.push(
           ...await this.#walkInto(
             directory,
@@ -1304,8 +1349,7 @@ export class SearchIndex {
     for (const display of files) {
       const entry = this.#table.get(display);
       if (entry?.kind !== "file") continue;
-      const file = this.#table.file(entry.id)!;
-      if (file.segment === NOT_INDEXED) continue;
+      if (this.#table.segment(entry.id) === NOT_INDEXED) continue;
       this.#unindex(entry.id);
       again.push(entry.id);
     }
@@ -1320,12 +1364,12 @@ export class SearchIndex {
     }
     again.push(...this.#compaction());
     const pending = [
-      ...added.filter((id) => this.#table.file(id)?.segment === NOT_INDEXED),
+      ...added.filter((id) => this.#table.has(id) && this.#table.segment(id) === NOT_INDEXED),
       ...again,
     ];
     await this.#indexFiles(pending, generation, internal);
     if (generation !== this.#generation || this.#state !== "ready") return false;
-    this.#cache.later(() => this.#snapshot());
+    this.#writeLater();
     return true;
   }
 
@@ -1337,19 +1381,19 @@ export class SearchIndex {
     const ids: number[] = [];
     const table = this.#table;
     for (const id of table.ids()) {
-      if (id >= 0 && table.file(id)!.segment !== NOT_INDEXED) ids.push(id);
+      if (id >= 0 && table.segment(id) !== NOT_INDEXED) ids.push(id);
     }
-    const displays = ids.map((id) => table.file(id)!.display);
-    const now = await this.#stampPaths(displays, generation, signal);
+    const displays = ids.map((id) => table.display(id));
+    const now = await this.#stampPaths(displays.length, (i) => displays[i], generation, signal);
     if (generation !== this.#generation) return [];
     const changed: number[] = [];
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
-      const file = this.#table.file(id);
+      const table = this.#table;
       // Removed meanwhile (its id perhaps given to a new file), or already taken out to be read
       // again.
-      if (file === null || file === undefined || file.segment === NOT_INDEXED) continue;
-      if (file.display !== displays[i] || sameStamp(this.#table.stamps, id, now, i)) continue;
+      if (!table.has(id) || table.segment(id) === NOT_INDEXED) continue;
+      if (table.display(id) !== displays[i] || sameStamp(this.#table.stamps, id, now, i)) continue;
       this.#unindex(id);
       changed.push(id);
     }

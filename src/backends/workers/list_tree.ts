@@ -12,6 +12,8 @@ import type { IgnoreState, WalkSyncIO } from "../../search/walk.ts";
 import { STAMP_FIELDS, writeFineStamp } from "../../search/index/stamps.ts";
 import type { TreeListAnswer, TreeListJob } from "../../search/index/jobs.ts";
 import { workerWalkIO } from "./unit.ts";
+import { stringBytes } from "../../index/entries.ts";
+import { noPaths, PathPacker } from "../../search/index/packed_paths.ts";
 import type { ListSync, StampStat, StatSync, VerifiedDirectories } from "./unit.ts";
 
 /** Stamps as they are met, grown as needed. */
@@ -74,20 +76,21 @@ export function listTree(
       return io.readText(real, maxBytes);
     },
   };
-  const entries: string[] = [];
-  const kinds: number[] = [];
+  // Packed as met: each path's string is garbage at once, not kept in this worker's heap.
+  const entries = new PathPacker();
+  let kinds = new Uint8Array(1024);
   const outers: (IgnoreState | null)[] = [];
   const walk = new WalkSync(stamped, { from: ".", ignore: job.ignore });
   walk.enter(root, ".");
   let bytes = 0;
   for (let entry; (entry = walk.next()) !== null;) {
     // The index's memory limit holds here too: a tree too large for it is not kept whole first.
-    bytes += job.entryBytes + 2 * entry.display.length;
+    bytes += job.entryBytes + stringBytes(entry.display);
     if (bytes > job.maxBytes) {
       const none = new Float64Array(0);
       return {
         id: job.id,
-        entries: [],
+        entries: noPaths(),
         kinds: new Uint8Array(0),
         outers: [],
         listedDirectories: [],
@@ -97,16 +100,21 @@ export function listTree(
         over: bytes,
       };
     }
-    entries.push(entry.display);
+    if (entries.count === kinds.length) {
+      const larger = new Uint8Array(2 * kinds.length);
+      larger.set(kinds);
+      kinds = larger;
+    }
     if (entry.kind === "directory") {
-      kinds.push(0);
+      kinds[entries.count] = 0;
       outers.push(walk.ignoreState());
-    } else kinds.push(1);
+    } else kinds[entries.count] = 1;
+    entries.add(entry.display);
   }
   return {
     id: job.id,
-    entries,
-    kinds: Uint8Array.from(kinds),
+    kinds: kinds.slice(0, entries.count),
+    entries: entries.done(),
     outers,
     listedDirectories,
     directoryStamps: directoryStamps.done(),

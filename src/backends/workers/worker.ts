@@ -29,6 +29,7 @@ import type {
   TreeListJob,
 } from "../../search/index/jobs.ts";
 import { listTree } from "./list_tree.ts";
+import { noPaths } from "../../search/index/packed_paths.ts";
 import { STAMP_FIELDS, writeFineStamp, writeStamp } from "../../search/index/stamps.ts";
 
 /**
@@ -200,7 +201,7 @@ export function serveSearches(list: ListSync, stat: StatSync): void {
           const empty = new Float64Array(0);
           answer = {
             id: job.id,
-            entries: [],
+            entries: noPaths(),
             kinds: new Uint8Array(0),
             outers: [],
             listedDirectories: [],
@@ -213,6 +214,8 @@ export function serveSearches(list: ListSync, stat: StatSync): void {
         parentPort!.postMessage(
           answer,
           [
+            answer.entries.bytes.buffer as ArrayBuffer,
+            answer.entries.ends.buffer as ArrayBuffer,
             answer.kinds.buffer as ArrayBuffer,
             answer.directoryStamps.buffer as ArrayBuffer,
             answer.ignoreStamps.buffer as ArrayBuffer,

@@ -9,6 +9,7 @@
 import type { Segment } from "./segment.ts";
 import type { ScanLine, ScanRequest, ScanResult } from "../scan.ts";
 import type { IgnoreState } from "../walk.ts";
+import type { PackedPaths } from "./packed_paths.ts";
 
 /**
  * Walks the whole tree below a directory by the walk's rules, in one
@@ -29,7 +30,7 @@ export interface TreeListJob {
   readonly real: string;
   /** The ignore rules in force at the working directory. */
   readonly ignore: IgnoreState | null;
-  /** Bytes an entry is counted for beyond its path's characters (two bytes each). */
+  /** Bytes an entry is counted for beyond its path's string (see `stringBytes` of `index/entries.ts`). */
   readonly entryBytes: number;
   /**
    * The most bytes the entries may be counted for: past it the walk stops,
@@ -43,7 +44,7 @@ export interface TreeListAnswer {
   /** The job's id. */
   readonly id: number;
   /** Every entry below the working directory, in walk order, as paths relative to it. */
-  readonly entries: readonly string[];
+  readonly entries: PackedPaths;
   /** Per entry, 1 for a file, 0 for a directory. */
   readonly kinds: Uint8Array;
   /** Per directory entry, in order: the ignore rules in force in its parent. */
