@@ -5,7 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { EntryTable, LISTED_ENTRY_BYTES, NOT_INDEXED, stringBytes } from "../src/index/entries.ts";
+import { EntryTable, LISTED_ENTRY_BYTES, NOT_INDEXED } from "../src/index/entries.ts";
+import { stringBytes } from "../src/search/index/packed_paths.ts";
 import { STAMP_FIELDS } from "../src/search/index/stamps.ts";
 
 test("search index entries: added in any order, the table keeps walk order and each directory's children", () => {

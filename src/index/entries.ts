@@ -17,6 +17,7 @@
 import { walkOrder } from "../search/walk.ts";
 import type { IgnoreState } from "../search/walk.ts";
 import { STAMP_FIELDS } from "../search/index/stamps.ts";
+import { stringBytes } from "../search/index/packed_paths.ts";
 
 /** A file's place when its content is in no segment: a candidate of every search. */
 export const IN_NO_SEGMENT = -1;
@@ -66,8 +67,6 @@ export function joinDisplay(directory: string, name: string): string {
 
 /** Bytes of a reference in a list (a JavaScript array of strings). */
 const REFERENCE_BYTES = 8;
-/** Bytes of a string besides its characters: its header. */
-const STRING_HEADER_BYTES = 16;
 /** Bytes of a directory's record and its place in the map of directories, beyond its path. */
 const DIRECTORY_BYTES = 96;
 /** Bytes per file id of the typed arrays: segment, local id, bytes indexed, stamp. */
@@ -81,18 +80,6 @@ const ORDER_BYTES = 4;
 export const LISTED_ENTRY_BYTES: number = 2 * REFERENCE_BYTES + ORDER_BYTES + ID_BYTES;
 /** File ids (and entries) room is first made for. */
 const FIRST_ROOM = 64;
-
-/** The bytes a string of `display` takes: one per character, two where one is wide. */
-export function stringBytes(display: string): number {
-  let characters = display.length;
-  for (let i = 0; i < display.length; i++) {
-    if (display.charCodeAt(i) > 0xff) {
-      characters *= 2;
-      break;
-    }
-  }
-  return STRING_HEADER_BYTES + ((characters + 7) & ~7);
-}
 
 /** Room for `needed`, grown by half again at least. */
 function grownRoom(room: number, needed: number): number {

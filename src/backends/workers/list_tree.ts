@@ -12,8 +12,7 @@ import type { IgnoreState, WalkSyncIO } from "../../search/walk.ts";
 import { STAMP_FIELDS, writeFineStamp } from "../../search/index/stamps.ts";
 import type { TreeListAnswer, TreeListJob } from "../../search/index/jobs.ts";
 import { workerWalkIO } from "./unit.ts";
-import { stringBytes } from "../../index/entries.ts";
-import { noPaths, PathPacker } from "../../search/index/packed_paths.ts";
+import { noPaths, PathPacker, stringBytes } from "../../search/index/packed_paths.ts";
 import type { ListSync, StampStat, StatSync, VerifiedDirectories } from "./unit.ts";
 
 /** Stamps as they are met, grown as needed. */

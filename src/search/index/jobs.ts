@@ -30,7 +30,7 @@ export interface TreeListJob {
   readonly real: string;
   /** The ignore rules in force at the working directory. */
   readonly ignore: IgnoreState | null;
-  /** Bytes an entry is counted for beyond its path's string (see `stringBytes` of `index/entries.ts`). */
+  /** Bytes an entry is counted for beyond its path's string (see `stringBytes` of `packed_paths.ts`). */
   readonly entryBytes: number;
   /**
    * The most bytes the entries may be counted for: past it the walk stops,

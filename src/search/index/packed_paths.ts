@@ -93,3 +93,18 @@ export function unpackPath(packed: PackedPaths, index: number): string {
   const from = index === 0 ? 0 : packed.ends[index - 1];
   return decoder.decode(packed.bytes.subarray(from, packed.ends[index]));
 }
+
+/** Bytes of a string besides its characters: its header. */
+const STRING_HEADER_BYTES = 16;
+
+/** The bytes a string of `display` takes: one per character, two where one is wide. */
+export function stringBytes(display: string): number {
+  let characters = display.length;
+  for (let i = 0; i < display.length; i++) {
+    if (display.charCodeAt(i) > 0xff) {
+      characters *= 2;
+      break;
+    }
+  }
+  return STRING_HEADER_BYTES + ((characters + 7) & ~7);
+}
