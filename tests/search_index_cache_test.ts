@@ -571,6 +571,29 @@ for (const backend of backends) {
     },
   );
 
+  test(
+    name("names shown alike (bytes that are not UTF-8) leave the cache file unwritten, with a note"),
+    async () => {
+      const made = await fixture(backend);
+      try {
+        // Linux names may hold any bytes; each of these shows as "a\uFFFDb.txt".
+        await sh(
+          `cd "$1" && for n in $'a\\xffb.txt' $'a\\xfeb.txt'; do printf 'alpha %s\\n' "$n" > "$n"; done`,
+          made.root,
+        );
+        const { index, check } = await made.session();
+        await check();
+        await index.close();
+        const { writes, note } = index.stats().cache;
+        assert.equal(writes, 0, "a file every load would refuse is not written");
+        assert.match(note ?? "", /not written: two entries are shown as "a\uFFFDb\.txt"/);
+        await assert.rejects(fs.stat(made.file), { code: "ENOENT" });
+      } finally {
+        await made.cleanup();
+      }
+    },
+  );
+
   test(name("cacheDirectory: null writes nothing to disk"), async () => {
     const made = await fixture(backend);
     const home = await tempDir();

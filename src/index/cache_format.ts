@@ -447,6 +447,14 @@ function decodeBody(
   return { root, entries, kinds, fileSegments, fileLocals, fileBytes, stamps, segments };
 }
 
+/**
+ * Why `index` could not be loaded again once written (its entries are what
+ * a load checks them to be), or `null`: a writer leaves such a file unwritten.
+ */
+export function unloadableProblem(index: CachedIndex): string | null {
+  return entriesProblem(index.entries, index.kinds, index.fileSegments.length);
+}
+
 /** What is wrong with a cache's entries, or `null`. */
 function entriesProblem(
   entries: PackedPaths,
@@ -468,7 +476,12 @@ function entriesProblem(
     }
     from = entries.ends[i];
     if (!plainDisplay(display)) return `path ${JSON.stringify(display)} is not plain names`;
-    if (i > 0 && walkOrder(previous, display) >= 0) return "entries are not in walk order";
+    if (i > 0) {
+      const order = walkOrder(previous, display);
+      // Names that are not UTF-8 are shown with U+FFFD in their place: two such may show alike.
+      if (order === 0) return `two entries are shown as ${JSON.stringify(display)}`;
+      if (order > 0) return "entries are not in walk order";
+    }
     previous = display;
     const slash = display.lastIndexOf("/");
     if (!directories.has(slash === -1 ? "." : display.slice(0, slash))) {
