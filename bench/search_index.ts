@@ -10,15 +10,17 @@
  * returns for the tree (the user's configuration), each with the index on
  * and with it off. For each indexed host it reports the time from
  * createSession to the index being ready (the median of --builds builds,
- * default 3, alternating between the runtimes; the first host of each stays
- * for the searches, the others close once built) and its ratio to Node's,
+ * default 3, alternating between the runtimes; an indexed host closes once
+ * built, so that no other watcher of the tree is there while one builds,
+ * loads or searches: a watcher wakes on the files other processes open) and
+ * its ratio to Node's,
  * its stats(), the longest its
  * event loop was held up meanwhile (whether the build blocks calls), and the resident
  * memory of the index (stats().memory, and the process's RSS growth over the
  * build) as a fraction of the indexed bytes (each build on a warm page cache:
  * the tree is read just before it; these builds keep no cache). Then the
  * restart from the cache: a Node host builds with a cache directory of its
- * own (a new folder in the temporary directory, removed at the end) and
+ * own (a new folder in the temporary directory, removed at the end of the run) and
  * closes, writing the cache file; then, --builds times, alternating between
  * the runtimes, a new host on that directory loads it, warm page cache (tree
  * and cache file read just before), and it reports the time from
@@ -29,18 +31,20 @@
  * ran one walk search before it took its baseline, as every host that
  * searched once has them); then one more load of each with the page cache dropped
  * first (`/proc/sys/vm/drop_caches`, where this process may write it): the
- * cold start. It then times, warm cache, with
- * N rounds (default 9; the hosts without the index in the first 5 only)
- * alternating between the hosts and the reference tool:
+ * cold start. It then times, warm cache, each indexed host alone (a new one
+ * per runtime, loaded from that cache), with N rounds (default 9) alternating
+ * between its calls and the reference tool, then the hosts without the index
+ * together (they watch nothing) in 5 rounds:
  * a rare identifier (files_with_matches, vs `rg -l`), `EXPORT_SYMBOL_GPL`
  * (files_with_matches, vs `rg -l`), `spin_lock_irq(save|restore)\(` (count,
  * vs `rg -c`) and the glob `**\/*.c` (vs `fdfind -g`). A host's time is the
  * call alone, measured inside the host; the reference tool's is its whole
- * process; the ratio is the reference's median over the host's median. Every
- * result is checked against the reference's, path by path. Last, it writes
- * into the tree from this process (a new file, a changed file, a deleted
- * file, each with a fresh token) and times from the write until the indexed
- * host's grep for the token answers with the change seen. The writes go to a
+ * process; the ratio is the reference's median in the host's own phase over
+ * the host's median. Every result is checked against the reference's, path
+ * by path. At the end of its phase, each indexed host is written to from
+ * this process (a new file, a changed file, a deleted file in the tree, each
+ * with a fresh token) and timed from the write until its grep for the token
+ * answers with the change seen. The writes go to a
  * folder of its own in the tree (`owt-bench-fresh/`, made before the hosts
  * start and removed at the end); the kernel's own files are not touched.
  * The whole run takes a few minutes.
@@ -342,17 +346,19 @@ async function warmCache(tree: string): Promise<void> {
   }
 }
 
-async function searchRows(tree: string, hosts: Host[]): Promise<void> {
-  console.log(
-    `\n### Searches (warm cache, ${rounds} rounds alternating host calls and the reference ` +
-      `tool (the hosts without the index, which walk, in the first ${walkRounds} only); ` +
-      `medians; a host's time is the call alone inside the running host, the reference's ` +
-      `its whole process; "x faster" is the reference's median over the host's)\n`,
-  );
-  console.log(
-    "| search | tool | median ms | x faster | target | result | reference result | from index |",
-  );
-  console.log("|---|---|---:|---:|---:|---|---|---:|");
+/** A row's timings in one phase: the hosts' answers and the reference's times beside them. */
+interface PhaseRow {
+  readonly answers: Map<Host, Answer[]>;
+  readonly refTimes: number[];
+}
+
+/**
+ * One phase of the searches: every row, each host's results checked against
+ * the reference's, then `rounds` rounds alternating the hosts' calls and the
+ * reference tool (the hosts without the index in the first few only).
+ */
+async function searchPhase(tree: string, hosts: Host[], phaseRounds: number): Promise<PhaseRow[]> {
+  const rows: PhaseRow[] = [];
   for (const row of ROWS) {
     // Warm-up: the page cache, each host's workers and code; the results are checked here.
     const listed = (await reference(row.reference, tree)).results;
@@ -365,27 +371,95 @@ async function searchRows(tree: string, hosts: Host[]): Promise<void> {
       if (diff !== null) problems.push(`${row.name}, ${host.name}: ${diff}`);
     }
     const refTimes: number[] = [];
-    const times = new Map<Host, Answer[]>(hosts.map((host) => [host, []]));
-    for (let round = 0; round < rounds; round++) {
+    const answers = new Map<Host, Answer[]>(hosts.map((host) => [host, []]));
+    for (let round = 0; round < phaseRounds; round++) {
       const runners: (Host | null)[] = [null, ...hosts];
       const order = round % 2 === 0 ? runners : runners.reverse();
       for (const host of order) {
         if (host === null) refTimes.push((await reference(row.reference, tree)).ms);
-        else if (host.indexed || round < walkRounds) {
-          times.get(host)!.push(await host.search(row.tool, row.input));
-        }
+        else answers.get(host)!.push(await host.search(row.tool, row.input));
       }
     }
-    const refMs = median(refTimes);
-    const refFound = row.reference.found(expected);
-    const links = listed.length - expected.length;
+    rows.push({ answers, refTimes });
+  }
+  return rows;
+}
+
+/** What an indexed host's phase measured besides its searches. */
+interface IndexedPhase {
+  readonly rows: PhaseRow[];
+  readonly freshness: Awaited<ReturnType<typeof freshness>>;
+  readonly end: { stats: IndexStats | null; rss: number; peak: number };
+}
+
+/**
+ * The searches, then the external writes: each indexed host alone (loaded
+ * from `cache`, or built when there is none), closed before the next starts,
+ * since a watcher of the tree wakes on every file another process opens
+ * (Deno's asks inotify for opens), so hosts of the tree watching at once
+ * would load each other's and the reference's timings; then the hosts
+ * without the index (they watch nothing) together. Each host's ratio is to
+ * the reference's median in its own phase.
+ */
+async function searchRows(
+  tree: string,
+  walkers: Host[],
+  cache: string | null,
+  existing: string,
+  original: string,
+): Promise<void> {
+  const phases = new Map<Host, IndexedPhase>();
+  for (const runtime of ["node", "deno -A", "deno narrow"] as const) {
+    await warmCache(tree);
+    const host = await startHost(runtime, tree, true, cache);
+    try {
+      const startup = await host.next<Startup>();
+      if (startup.error !== null) problems.push(`${host.name}: index not ready: ${startup.error}`);
+      const rows = await searchPhase(tree, [host], rounds);
+      const fresh = await freshness(tree, host, existing, original);
+      const end = await host.ask<{ stats: IndexStats | null; rss: number }>({ tool: "stats" });
+      phases.set(host, { rows, freshness: fresh, end: { ...end, peak: await peakRss(host.pid) } });
+    } finally {
+      await host.close();
+    }
+  }
+  await warmCache(tree);
+  const walked = await searchPhase(tree, walkers, walkRounds);
+
+  console.log(
+    `\n### Searches (warm cache; each indexed host alone, loaded from the cache, ${rounds} rounds ` +
+      `alternating its calls and the reference tool; then the hosts without the index, which walk, ` +
+      `together, ${walkRounds} rounds; medians; a host's time is the call alone inside the running ` +
+      `host, the reference's its whole process; "x faster" is the reference's median in the ` +
+      `host's own phase over the host's; the reference row gives its median over every phase)\n`,
+  );
+  console.log(
+    "| search | tool | median ms | x faster | target | result | reference result | from index |",
+  );
+  console.log("|---|---|---:|---:|---:|---|---|---:|");
+  const measured: [Host, PhaseRow[]][] = [
+    ...[...phases].map(([host, phase]) => [host, phase.rows] as [Host, PhaseRow[]]),
+    ...walkers.map((host) => [host, walked] as [Host, PhaseRow[]]),
+  ];
+  for (const [r, row] of ROWS.entries()) {
+    const allRef = measured.flatMap(([, rows]) => rows[r].refTimes);
+    const expected = await reference(row.reference, tree);
+    const listed = expected.results;
+    const plain = row.reference.listsLinks
+      ? listed.filter((path) => !Deno.lstatSync(join(tree, path)).isSymlink)
+      : listed;
+    const refFound = row.reference.found(plain);
+    const links = listed.length - plain.length;
     console.log(
-      `| ${row.name} | ${row.reference.name} (whole process) | ${refMs.toFixed(1)} | — | — | — | ${
-        row.reference.found(listed)
-      }${links === 0 ? "" : ` (${refFound} without its ${links} symbolic links)`} | — |`,
+      `| ${row.name} | ${row.reference.name} (whole process) | ${
+        median(allRef).toFixed(1)
+      } | — | — | — | ${row.reference.found(listed)}${
+        links === 0 ? "" : ` (${refFound} without its ${links} symbolic links)`
+      } | — |`,
     );
-    for (const host of hosts) {
-      const answers = times.get(host)!;
+    for (const [host, rows] of measured) {
+      const answers = rows[r].answers.get(host)!;
+      const refMs = median(rows[r].refTimes);
       const ms = median(answers.map((a) => a.ms));
       const found = answers[0].found;
       const agree = answers.every((a) => a.found === refFound);
@@ -408,6 +482,46 @@ async function searchRows(tree: string, hosts: Host[]): Promise<void> {
       );
     }
   }
+
+  console.log(
+    `\n### External write to visible (${rounds} rounds; a plain write from the bench ` +
+      `process, then at once the host's grep files_with_matches for a fresh token; medians)\n`,
+  );
+  console.log(
+    "| host | change | write → answer ms | grep call ms | max write → answer ms | from index |",
+  );
+  console.log("|---|---|---:|---:|---:|---:|");
+  for (const [host, phase] of phases) {
+    for (const [change, list] of Object.entries(phase.freshness)) {
+      console.log(
+        `| ${host.name} | ${change} file | ${median(list.map((v) => v.ms)).toFixed(1)} | ${
+          median(list.map((v) => v.callMs)).toFixed(1)
+        } | ${Math.max(...list.map((v) => v.ms)).toFixed(1)} | ${
+          list.filter((v) => v.indexed).length
+        }/${list.length} |`,
+      );
+    }
+  }
+
+  console.log("\n### Memory at the end of each host's searches\n");
+  console.log("| host | state | stats().memory | RSS | peak RSS | searches indexed / walked |");
+  console.log("|---|---|---:|---:|---:|---|");
+  const ends: [Host, { stats: IndexStats | null; rss: number; peak: number }][] = [
+    ...[...phases].map(([host, phase]) => [host, phase.end] as [Host, IndexedPhase["end"]]),
+  ];
+  for (const host of walkers) {
+    const end = await host.ask<{ stats: IndexStats | null; rss: number }>({ tool: "stats" });
+    ends.push([host, { ...end, peak: await peakRss(host.pid) }]);
+  }
+  for (const [host, end] of ends) {
+    console.log(
+      `| ${host.name} | ${end.stats?.state ?? "off"} | ${
+        end.stats ? mib(end.stats.memory) : "—"
+      } | ${mib(end.rss)} | ${mib(end.peak)} | ${
+        end.stats ? `${end.stats.searches.indexed} / ${end.stats.searches.walked}` : "—"
+      } |`,
+    );
+  }
 }
 
 /**
@@ -416,9 +530,8 @@ async function searchRows(tree: string, hosts: Host[]): Promise<void> {
  * --builds rounds, alternating; each reports load-to-ready and the first
  * rare-identifier search right after, and closes.
  */
-async function restarts(tree: string): Promise<void> {
-  const cache = await Deno.makeTempDir({ prefix: "owt-bench-cache-" });
-  try {
+async function restarts(tree: string, cache: string): Promise<boolean> {
+  {
     const expected = (await reference(ROWS[0].reference, tree)).results.length;
     await warmCache(tree);
     const writer = await startHost("node", tree, true, cache);
@@ -427,7 +540,7 @@ async function restarts(tree: string): Promise<void> {
     const file = built.stats?.cache?.file ?? null;
     if (file === null) {
       problems.push(`the cache was not written: ${built.stats?.cache?.note ?? built.error}`);
-      return;
+      return false;
     }
     const size = (await Deno.stat(file)).size;
     const loads = new Map<HostRuntime, { ready: number; first: number; growth: number }[]>();
@@ -535,9 +648,8 @@ async function restarts(tree: string): Promise<void> {
         } |`,
       );
     }
-  } finally {
-    await Deno.remove(cache, { recursive: true }).catch(() => {});
   }
+  return true;
 }
 
 /**
@@ -646,6 +758,9 @@ async function main(): Promise<void> {
       hosts.push(host);
       const startup = await host.next<Startup>();
       startups.set(host, { ...startup, peakRss: await peakRss(host.pid) });
+      // An indexed host watches the tree: it is closed once built, so that no watcher but the
+      // measured host's own is there while the others build, load and search.
+      if (indexed) await host.close();
       if (indexed && !startup.index) {
         problems.push(`${host.name}: this build has no search index (session.searchIndex absent)`);
       }
@@ -703,44 +818,18 @@ async function main(): Promise<void> {
       );
     }
 
-    await restarts(tree);
-
-    await searchRows(tree, hosts);
-
-    console.log(
-      `\n### External write to visible (${rounds} rounds; a plain write from the bench ` +
-        `process, then at once the host's grep files_with_matches for a fresh token; medians)\n`,
-    );
-    console.log(
-      "| host | change | write → answer ms | grep call ms | max write → answer ms | from index |",
-    );
-    console.log("|---|---|---:|---:|---:|---:|");
-    for (const host of hosts.filter((h) => h.indexed)) {
-      const result = await freshness(tree, host, existing, original);
-      for (const [change, list] of Object.entries(result)) {
-        console.log(
-          `| ${host.name} | ${change} file | ${median(list.map((v) => v.ms)).toFixed(1)} | ${
-            median(list.map((v) => v.callMs)).toFixed(1)
-          } | ${Math.max(...list.map((v) => v.ms)).toFixed(1)} | ${
-            list.filter((v) => v.indexed).length
-          }/${list.length} |`,
-        );
-      }
-    }
-
-    console.log("\n### Memory at the end of the run\n");
-    console.log("| host | state | stats().memory | RSS | peak RSS | searches indexed / walked |");
-    console.log("|---|---|---:|---:|---:|---|");
-    for (const host of hosts) {
-      const end = await host.ask<{ stats: IndexStats | null; rss: number }>({ tool: "stats" });
-      const peak = await peakRss(host.pid);
-      console.log(
-        `| ${host.name} | ${end.stats?.state ?? "off"} | ${
-          end.stats ? mib(end.stats.memory) : "—"
-        } | ${mib(end.rss)} | ${mib(peak)} | ${
-          end.stats ? `${end.stats.searches.indexed} / ${end.stats.searches.walked}` : "—"
-        } |`,
+    const cache = await Deno.makeTempDir({ prefix: "owt-bench-cache-" });
+    try {
+      const loaded = await restarts(tree, cache);
+      await searchRows(
+        tree,
+        hosts.filter((h) => !h.indexed),
+        loaded ? cache : null,
+        existing,
+        original,
       );
+    } finally {
+      await Deno.remove(cache, { recursive: true }).catch(() => {});
     }
     console.log(`\n(load average ${await load()} at the end)`);
   } finally {
