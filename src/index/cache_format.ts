@@ -448,11 +448,29 @@ function decodeBody(
 }
 
 /**
- * Why `index` could not be loaded again once written (its entries are what
- * a load checks them to be), or `null`: a writer leaves such a file unwritten.
+ * Why `index` could not be loaded again once written, or `null`: a writer
+ * leaves such a file unwritten. Its entries are the walk's, in walk order,
+ * so what a load would refuse is two that are alike: names that are not
+ * UTF-8 are shown with U+FFFD in their place, and two such may show alike.
+ * Compared as bytes, a pair of neighbours at a time (the write's turn of the
+ * event loop stays short).
  */
 export function unloadableProblem(index: CachedIndex): string | null {
-  return entriesProblem(index.entries, index.kinds, index.fileSegments.length);
+  const { bytes, ends } = index.entries;
+  for (let i = 1, from = 0; i < ends.length; i++) {
+    const start = ends[i - 1];
+    const length = start - from;
+    if (ends[i] - start === length) {
+      let same = true;
+      for (let k = 0; k < length && same; k++) same = bytes[from + k] === bytes[start + k];
+      if (same) {
+        const shown = new TextDecoder().decode(bytes.subarray(start, ends[i]));
+        return `two entries are shown as ${JSON.stringify(shown)}`;
+      }
+    }
+    from = start;
+  }
+  return null;
 }
 
 /** What is wrong with a cache's entries, or `null`. */
