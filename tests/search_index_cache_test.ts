@@ -572,7 +572,9 @@ for (const backend of backends) {
   );
 
   test(
-    name("names shown alike (bytes that are not UTF-8) leave the cache file unwritten, with a note"),
+    name(
+      "names shown alike (bytes that are not UTF-8) leave the cache file unwritten, with a note",
+    ),
     async () => {
       const made = await fixture(backend);
       try {
