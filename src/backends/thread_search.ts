@@ -13,7 +13,7 @@ import type { CheckedPath } from "../path/mod.ts";
 import type { AsyncFileSystem, TreeGlob, TreeHit, TreeSearch } from "./filesystem.ts";
 import { compileMatcher } from "../search/matcher.ts";
 import type { LineMatcher } from "../search/matcher.ts";
-import { scanBytesPausing } from "../search/scan.ts";
+import { scanBytesPausing, SKIPPED } from "../search/scan.ts";
 import type { ScanRequest } from "../search/scan.ts";
 import { globFilter, globMatcher } from "../search/glob_filter.ts";
 import { isPassedOver, Walk } from "../search/walk.ts";
@@ -140,10 +140,10 @@ async function scanFile(
     if (signal.aborted) throw error;
     if (error instanceof ToolError && error.code === "too_large") {
       if (largest < request.maxBytes) return LEFT;
-      return { display: path.display, result: { skip: "too_large", matches: 0, lines: [] } };
+      return { display: path.display, result: SKIPPED.too_large };
     }
     if (error instanceof ToolError && error.code !== "backend_failure") {
-      return { display: path.display, result: { skip: "unreadable", matches: 0, lines: [] } };
+      return { display: path.display, result: SKIPPED.unreadable };
     }
     throw error;
   }

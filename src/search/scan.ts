@@ -67,7 +67,21 @@ export function resultCount(result: ScanResult, mode: ScanMode): number {
   return mode === "content" ? result.matches : Math.min(result.matches, 1);
 }
 
-const NONE: ScanResult = { matches: 0, lines: [] };
+/** Why a file is passed over (see {@link ScanResult.skip}). */
+export type SkipReason = NonNullable<ScanResult["skip"]>;
+
+const NO_LINES: readonly ScanLine[] = Object.freeze([]);
+
+/** A file scanned with no match; shared, as a result is never changed once made. */
+export const NO_MATCH: ScanResult = Object.freeze({ matches: 0, lines: NO_LINES });
+/** A file with one match and no lines kept (files_with_matches mode); shared. */
+export const ONE_MATCH: ScanResult = Object.freeze({ matches: 1, lines: NO_LINES });
+/** The result of a file passed over, per reason; shared. */
+export const SKIPPED: { readonly [R in SkipReason]: ScanResult } = Object.freeze({
+  too_large: Object.freeze({ skip: "too_large", matches: 0, lines: NO_LINES }),
+  binary: Object.freeze({ skip: "binary", matches: 0, lines: NO_LINES }),
+  unreadable: Object.freeze({ skip: "unreadable", matches: 0, lines: NO_LINES }),
+});
 
 function cutLine(text: string): string {
   if (text.length <= LINE_CHARS) return text;
@@ -163,11 +177,11 @@ export function* scanSteps(
   matcher: LineMatcher,
   request: ScanRequest,
 ): Generator<void, ScanResult, void> {
-  if (looksBinary(bytes)) return { skip: "binary", matches: 0, lines: [] };
+  if (looksBinary(bytes)) return SKIPPED.binary;
   if (matcher.literal !== null) {
     const text = haystack(bytes);
     const first = findLiteral(text, matcher.literal, 0);
-    if (first === -1) return NONE;
+    if (first === -1) return NO_MATCH;
     if (request.mode !== "content") {
       const matches = yield* countLines(bytes, text, first, matcher, request.mode);
       return { matches, lines: [] };

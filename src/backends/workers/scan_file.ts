@@ -10,7 +10,15 @@ import { closeSync, fstatSync, readSync } from "node:fs";
 import { Buffer } from "node:buffer";
 import { compileMatcher } from "../../search/matcher.ts";
 import type { LineMatcher } from "../../search/matcher.ts";
-import { BINARY_SNIFF_BYTES, looksBinary, scanBytes, ScanStopped } from "../../search/scan.ts";
+import {
+  BINARY_SNIFF_BYTES,
+  looksBinary,
+  NO_MATCH,
+  ONE_MATCH,
+  scanBytes,
+  ScanStopped,
+  SKIPPED,
+} from "../../search/scan.ts";
 import type { ScanRequest, ScanResult } from "../../search/scan.ts";
 import { SimdSearch } from "../../search/simd.ts";
 import { holdsLiteral, NATIVE_BUFFER_SEARCH } from "../../search/bytes.ts";
@@ -58,11 +66,7 @@ export function matcherFor(request: ScanRequest): LineMatcher {
   return matcher;
 }
 
-const UNREADABLE: ScanResult = Object.freeze({ skip: "unreadable", matches: 0, lines: [] });
-const BINARY: ScanResult = Object.freeze({ skip: "binary", matches: 0, lines: [] });
-const MATCHED: ScanResult = Object.freeze({ matches: 1, lines: [] });
-const TOO_LARGE: ScanResult = Object.freeze({ skip: "too_large", matches: 0, lines: [] });
-const NO_MATCH: ScanResult = Object.freeze({ matches: 0, lines: [] });
+const { unreadable: UNREADABLE, binary: BINARY, too_large: TOO_LARGE } = SKIPPED;
 
 /** Whether the first `length` bytes of `head` hold `literal`. */
 function headHolds(length: number, literal: ByteLiteral): boolean {
@@ -310,7 +314,7 @@ export function scanOne(
           return matches === 0 ? NO_MATCH : { matches, lines: [] };
         }
         if (!headHolds(read, literal)) return NO_MATCH;
-        if (matcher.exact && request.mode === "files_with_matches") return MATCHED;
+        if (matcher.exact && request.mode === "files_with_matches") return ONE_MATCH;
       }
       // A line is matched whole, between two questions whether to stop: a thread that serves its
       // host matches little text at once, however costly the pattern.
@@ -344,7 +348,7 @@ export function scanOne(
       } else if (!restHolds(fd, literal)) return NO_MATCH;
       inHead = 0;
     }
-    if (decides) return MATCHED;
+    if (decides) return ONE_MATCH;
     if (leaveLarge) throw new LeftToWorkers();
     const bytes = inWhole > 0
       ? readRest(fd, stats.size, request.maxBytes, inWhole)

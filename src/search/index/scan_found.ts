@@ -8,21 +8,22 @@
  *
  * @module
  */
-import type { ScanLine, ScanResult } from "../scan.ts";
+import { ONE_MATCH, SKIPPED } from "../scan.ts";
+import type { ScanLine, ScanResult, SkipReason } from "../scan.ts";
 
 /** The code of each reason to pass a file over. */
-const SKIP_CODES = { unreadable: -1, binary: -2, too_large: -3 } as const;
+const SKIP_CODES: { readonly [R in SkipReason]: number } = {
+  unreadable: -1,
+  binary: -2,
+  too_large: -3,
+};
+
+/** The reason each code stands for. */
+const SKIP_OF = new Map(
+  (Object.keys(SKIP_CODES) as SkipReason[]).map((skip) => [SKIP_CODES[skip], skip]),
+);
 
 const NO_LINES: readonly ScanLine[] = Object.freeze([]);
-
-/** The results that codes stand for, shared: results are never changed once made. */
-const SKIPPED: ReadonlyMap<number, ScanResult> = new Map(
-  (Object.keys(SKIP_CODES) as (keyof typeof SKIP_CODES)[]).map((skip) => [
-    SKIP_CODES[skip],
-    Object.freeze({ skip, matches: 0, lines: NO_LINES }),
-  ]),
-);
-const ONE_MATCH: ScanResult = Object.freeze({ matches: 1, lines: NO_LINES });
 
 /** The number that stands for `result`: its matches, or the code of its skip. */
 export function foundCode(result: ScanResult): number {
@@ -39,9 +40,9 @@ export function foundResult(
 ): ScanResult | null {
   if (code === 0) return null;
   if (code < 0) {
-    const skipped = SKIPPED.get(code);
-    if (skipped === undefined) throw new Error(`A search worker sent an unknown result (${code}).`);
-    return skipped;
+    const skip = SKIP_OF.get(code);
+    if (skip === undefined) throw new Error(`A search worker sent an unknown result (${code}).`);
+    return SKIPPED[skip];
   }
   if (code === 1 && lines.length === 0) return ONE_MATCH;
   return { matches: code, lines };
