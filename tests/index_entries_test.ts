@@ -113,3 +113,13 @@ test("search index entries: room made for a whole listing at once is counted bef
 function growthOfSteps(table: EntryTable): number {
   return table.memory - table.displays().reduce((sum, display) => sum + stringBytes(display), 0);
 }
+
+test("search index entries: two entries added under one display path are told, the first such path kept", () => {
+  const table = new EntryTable(null);
+  table.addFile("a\uFFFDb");
+  table.addFile("c");
+  assert.equal(table.alike, null);
+  table.addDirectory("a\uFFFDb", null);
+  table.addFile("c");
+  assert.equal(table.alike, "a\uFFFDb");
+});

@@ -132,7 +132,16 @@ async function fixture(backend: IndexBackend) {
     assert.equal(index.stats().cache.writes, 1, index.stats().cache.note ?? "");
     return await fs.readFile(file);
   };
-  return { root, outside, cacheDirectory, file, session, written, cleanup: () => dir.cleanup() };
+  return {
+    root,
+    outside,
+    cacheDirectory,
+    file,
+    plain,
+    session,
+    written,
+    cleanup: () => dir.cleanup(),
+  };
 }
 
 /**
@@ -571,30 +580,56 @@ for (const backend of backends) {
     },
   );
 
-  test(
-    name(
-      "names shown alike (bytes that are not UTF-8) leave the cache file unwritten, with a note",
-    ),
-    async () => {
-      const made = await fixture(backend);
-      try {
-        // Linux names may hold any bytes; each of these shows as "a\uFFFDb.txt".
-        await sh(
-          `cd "$1" && for n in $'a\\xffb.txt' $'a\\xfeb.txt'; do printf 'alpha %s\\n' "$n" > "$n"; done`,
-          made.root,
-        );
-        const { index, check } = await made.session();
-        await check();
-        await index.close();
-        const { writes, note } = index.stats().cache;
-        assert.equal(writes, 0, "a file every load would refuse is not written");
-        assert.match(note ?? "", /not written: two entries are shown as "a\uFFFDb\.txt"/);
-        await assert.rejects(fs.stat(made.file), { code: "ENOENT" });
-      } finally {
-        await made.cleanup();
-      }
-    },
-  );
+  for (
+    const [what, script] of [
+      [
+        "two files",
+        `for n in $'a\\xffb.txt' $'a\\xfeb.txt'; do printf 'alpha %s\\n' "$n" > "$n"; done`,
+      ],
+      [
+        "a directory and a file",
+        `mkdir $'a\\xffb.txt' && printf 'alpha\\n' > $'a\\xffb.txt/in.txt' && printf 'alpha\\n' > $'a\\xfeb.txt'`,
+      ],
+    ]
+  ) {
+    test(
+      name(
+        `${what} whose names show alike (bytes that are not UTF-8) turn the index off: searches walk, no cache is written`,
+      ),
+      async () => {
+        const made = await fixture(backend);
+        try {
+          // Linux names may hold any bytes; each of these shows as "a\uFFFDb.txt".
+          await sh(`cd "$1" && ${script}`, made.root);
+          const session = await createSession({
+            workingDirectory: made.root,
+            filesystem: backend.create(),
+            skillRoot: null,
+            searchIndex: { cacheDirectory: made.cacheDirectory },
+          });
+          const index = session.searchIndex!;
+          await assert.rejects(index.ready, /two entries are shown as "a\uFFFDb\.txt"/);
+          const indexed = finalizeToolset({ session });
+          for (const mode of ["files_with_matches", "content", "count"]) {
+            await assertSameAnswer(
+              indexed,
+              made.plain,
+              "grep",
+              { pattern: "alpha", mode },
+              () => mode,
+            );
+          }
+          await assertSameAnswer(indexed, made.plain, "glob", { pattern: "**" }, () => "glob");
+          assert.equal(index.stats().searches.indexed, 0);
+          await index.close();
+          assert.equal(index.stats().cache.writes, 0);
+          await assert.rejects(fs.stat(made.file), { code: "ENOENT" });
+        } finally {
+          await made.cleanup();
+        }
+      },
+    );
+  }
 
   test(name("cacheDirectory: null writes nothing to disk"), async () => {
     const made = await fixture(backend);

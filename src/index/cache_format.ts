@@ -447,32 +447,6 @@ function decodeBody(
   return { root, entries, kinds, fileSegments, fileLocals, fileBytes, stamps, segments };
 }
 
-/**
- * Why `index` could not be loaded again once written, or `null`: a writer
- * leaves such a file unwritten. Its entries are the walk's, in walk order,
- * so what a load would refuse is two that are alike: names that are not
- * UTF-8 are shown with U+FFFD in their place, and two such may show alike.
- * Compared as bytes, a pair of neighbours at a time (the write's turn of the
- * event loop stays short).
- */
-export function unloadableProblem(index: CachedIndex): string | null {
-  const { bytes, ends } = index.entries;
-  for (let i = 1, from = 0; i < ends.length; i++) {
-    const start = ends[i - 1];
-    const length = start - from;
-    if (ends[i] - start === length) {
-      let same = true;
-      for (let k = 0; k < length && same; k++) same = bytes[from + k] === bytes[start + k];
-      if (same) {
-        const shown = new TextDecoder().decode(bytes.subarray(start, ends[i]));
-        return `two entries are shown as ${JSON.stringify(shown)}`;
-      }
-    }
-    from = start;
-  }
-  return null;
-}
-
 /** What is wrong with a cache's entries, or `null`. */
 function entriesProblem(
   entries: PackedPaths,

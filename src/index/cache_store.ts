@@ -16,7 +16,7 @@ import {
   writeCacheFile,
 } from "./cache_directory.ts";
 import { cacheFileName, defaultCacheDirectory } from "../search/index/cache_location.ts";
-import { decodeCache, encodeCache, nextCachePiece, unloadableProblem } from "./cache_format.ts";
+import { decodeCache, encodeCache, nextCachePiece } from "./cache_format.ts";
 import type { CachedIndex } from "./cache_format.ts";
 import type { ForbiddenDirectory } from "./cache_directory.ts";
 
@@ -230,12 +230,6 @@ export class IndexCache {
     const run = this.#writing.then(async () => {
       const snapshot = take();
       if (snapshot === null || !await this.#prepare()) return;
-      // A file that every load would refuse is not written (each load would build and write anew).
-      const problem = unloadableProblem(snapshot);
-      if (problem !== null) {
-        this.#note = `the cache file is not written: ${problem}`;
-        return;
-      }
       try {
         const chunks = await encodeCache(snapshot);
         await writeCacheFile(this.#directory!, cacheFileName(this.#root), chunks);

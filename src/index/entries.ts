@@ -121,6 +121,8 @@ export class EntryTable {
   #files = 0;
   /** Bytes of the strings and records held (see {@link memory}). */
   #held = 0;
+  /** The first display path two entries were added under, if any. */
+  #alike: string | null = null;
 
   /** A table that holds the working directory alone, with the ignore rules `outer` around it. */
   constructor(outer: IgnoreState | null) {
@@ -184,6 +186,16 @@ export class EntryTable {
     this.#locals = grow(this.#locals, (n) => new Int32Array(n));
     this.#bytes = grow(this.#bytes, (n) => new Int32Array(n));
     this.#stamps = grow(this.#stamps, (n) => new Float64Array(n * STAMP_FIELDS).fill(NaN));
+  }
+
+  /**
+   * A display path two entries were added under, or `null`: names that are
+   * not UTF-8 are shown with U+FFFD in their place, so two such may show
+   * alike, and the table, which finds entries by their display paths,
+   * cannot tell them apart.
+   */
+  get alike(): string | null {
+    return this.#alike;
   }
 
   /** The entry at a display path (`.`: the working directory). */
@@ -346,6 +358,7 @@ export class EntryTable {
       return;
     }
     const at = this.lowerBound(display);
+    if (sorted[at] === display) this.#alike ??= display;
     sorted.splice(at, 0, display);
     this.#sortedIds.copyWithin(at + 1, at, count);
     this.#sortedIds[at] = id;

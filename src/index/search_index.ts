@@ -695,6 +695,7 @@ export class SearchIndex {
       }
       await Promise.all(indexing);
       if (!current()) return;
+      if (this.#refusesAlike()) return;
       this.#buildMs = performance.now() - started;
       this.#pause = 0;
       this.#losses = 0;
@@ -1433,6 +1434,21 @@ export class SearchIndex {
   // ---- answers ----
 
   /** Whether the index may answer a search at `start` at all; starts the build on first use. */
+  /**
+   * Turns the index off when two of its entries show alike (see
+   * `EntryTable.alike`): it could answer for one of them only, where the
+   * walk answers for both; searches walk from then on.
+   */
+  #refusesAlike(): boolean {
+    const alike = this.#table.alike;
+    if (alike === null) return false;
+    this.#fail(
+      `two entries are shown as ${JSON.stringify(alike)} (names that are not UTF-8 show alike), ` +
+        "which the index cannot tell apart",
+    );
+    return true;
+  }
+
   #answers(start: CheckedPath): boolean {
     if (this.#state === "idle") void this.start();
     return this.#state === "ready" && start.rootKind === "working_directory";
@@ -1445,7 +1461,7 @@ export class SearchIndex {
    * build again.
    */
   #holds(start: CheckedPath, ignore: IgnoreState | null): boolean {
-    if (this.#state !== "ready") return false;
+    if (this.#state !== "ready" || this.#refusesAlike()) return false;
     const entry = this.#table.get(start.display);
     if (entry?.kind !== "directory") return false;
     if (sameIgnore(entry.outer, ignore)) return true;
